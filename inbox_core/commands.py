@@ -1,0 +1,258 @@
+"""Commands the reducer accepts: caller commands and the host driver's reports.
+
+Shapes are validated at construction (a bad shape raises ``InvalidInput`` or
+``InvalidSplice``); whether a command fits the current state is the reducer's
+business (``reduce``).
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+import attrs
+
+from inbox_core.errors import InvalidInput, InvalidSplice
+from inbox_core.values import (
+    INPUT_TYPES,
+    TARGETS,
+    Entry,
+    HookCause,
+    MessageId,
+    ParentCause,
+    ResolvedAgentInput,
+    Target,
+    UserCause,
+    UserMessage,
+)
+
+
+def _int(error: type[Exception], minimum: int | None = None) -> Any:
+    def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise error(f"{attribute.name} must be an int, got {value!r}")
+        if minimum is not None and value < minimum:
+            raise error(f"{attribute.name} must be >= {minimum}, got {value}")
+
+    return check
+
+
+def _target(error: type[Exception]) -> Any:
+    def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value not in TARGETS or not isinstance(value, str):
+            raise error(f"{attribute.name} must be 'next-turn' or 'next-step', got {value!r}")
+
+    return check
+
+
+def _message_id(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{attribute.name} must be a non-empty str, got {value!r}")
+
+
+def _instance(*kinds: type, what: str) -> Any:
+    def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if not isinstance(value, kinds):
+            raise InvalidInput(f"{attribute.name} must be {what}, got {value!r}")
+
+    return check
+
+
+def _str(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{attribute.name} must be a str, got {value!r}")
+
+
+def _entries(value: object) -> tuple[Entry, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise InvalidSplice(f"inserted must be a sequence of Entry, got {type(value).__name__}")
+    for item in value:
+        if not isinstance(item, Entry):
+            raise InvalidSplice(f"inserted holds a non-Entry: {item!r}")
+    return tuple(value)
+
+
+def _enter_messages(value: object) -> tuple[UserMessage, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise InvalidInput(f"messages must be a sequence of UserMessage, got {value!r}")
+    for item in value:
+        if not isinstance(item, UserMessage):
+            raise InvalidInput(f"an entering message must be a UserMessage, got {item!r}")
+    return tuple(value)
+
+
+# ---------------------------------------------------------------- caller commands
+
+
+@attrs.frozen
+class Send:
+    """Deliver one fully resolved input (R11, R13, R14)."""
+
+    input: ResolvedAgentInput = attrs.field(
+        validator=_instance(*INPUT_TYPES, what="a NextTurnInput, SteerInput or InjectInput")
+    )
+
+
+@attrs.frozen
+class Splice:
+    """List-splice edit of one pending list (R5, R7); coordinates are normalized."""
+
+    target: Target = attrs.field(validator=_target(InvalidSplice))
+    start: int = attrs.field(validator=_int(InvalidSplice))
+    delete_count: int = attrs.field(validator=_int(InvalidSplice))
+    inserted: tuple[Entry, ...] = attrs.field(converter=_entries)
+
+
+@attrs.frozen
+class Clear:
+    """Cancel every pending entry, next-step first, then next-turn (R7)."""
+
+
+@attrs.frozen
+class Replace:
+    """Swap a pending entry's primary message in place, keeping contexts and wakeup (R7)."""
+
+    message_id: MessageId = attrs.field(validator=_message_id)
+    message: UserMessage = attrs.field(validator=_instance(UserMessage, what="a UserMessage"))
+
+
+@attrs.frozen
+class Remove:
+    """Cancel one pending entry by its primary MessageId (R7)."""
+
+    message_id: MessageId = attrs.field(validator=_message_id)
+
+
+@attrs.frozen
+class Move:
+    """Move one pending entry to the end of the other list (R8)."""
+
+    message_id: MessageId = attrs.field(validator=_message_id)
+    target: Target = attrs.field(validator=_target(InvalidInput))
+
+
+@attrs.frozen
+class Cancel:
+    """Abort the live turn; without ``keep_inbox`` also cancel every pending entry (R21, R22)."""
+
+    cause: UserCause | ParentCause | HookCause = attrs.field(
+        factory=UserCause,
+        validator=_instance(UserCause, ParentCause, HookCause, what="a user, parent or hook cause"),
+    )
+    keep_inbox: bool = attrs.field(default=False, validator=_instance(bool, what="a bool"))
+
+
+@attrs.frozen
+class Dispose:
+    """Clear, abort with ``DisposedCause`` and refuse further commands (R25)."""
+
+
+@attrs.frozen
+class Resume:
+    """Close a turn a crash left open and restore its unanswered claim (R27)."""
+
+
+# -------------------------------------------------------------------- decisions
+
+
+@attrs.frozen
+class Enter:
+    """The final entering batch of a step; it may rewrite, add or drop messages (R16)."""
+
+    messages: tuple[UserMessage, ...] = attrs.field(converter=_enter_messages)
+
+
+@attrs.frozen
+class Reject:
+    """Refuse the proposed step; the turn ends ``blocked`` (R16)."""
+
+
+Decision: TypeAlias = Enter | Reject
+
+# --------------------------------------------------------------------- outcomes
+
+
+@attrs.frozen
+class Continue:
+    """The step's tool results need another step."""
+
+
+@attrs.frozen
+class Completed:
+    """The step finished and does not ask for another."""
+
+
+@attrs.frozen
+class MaxTokens:
+    """The step stopped at the token limit; the turn ends ``max-tokens`` (sticky)."""
+
+
+@attrs.frozen
+class Failed:
+    """The step failed; the turn ends ``error``."""
+
+    message: str = attrs.field(validator=_str)
+    code: str = attrs.field(validator=_str)
+
+
+StepOutcome: TypeAlias = Continue | Completed | MaxTokens | Failed
+
+# ----------------------------------------------------------------- host reports
+
+_turn = _int(InvalidInput, 1)
+
+
+@attrs.frozen
+class PreStepDecided:
+    """Answer to ``AwaitPreStep``."""
+
+    turn: int = attrs.field(validator=_turn)
+    step: int = attrs.field(validator=_turn)
+    decision: Decision = attrs.field(validator=_instance(Enter, Reject, what="Enter or Reject"))
+
+
+@attrs.frozen
+class PreStepFailed:
+    """The pre-step decision itself failed: the turn ends ``error`` with no step (R18)."""
+
+    turn: int = attrs.field(validator=_turn)
+    step: int = attrs.field(validator=_turn)
+    message: str = attrs.field(validator=_str)
+    code: str = attrs.field(validator=_str)
+
+
+@attrs.frozen
+class StepFinished:
+    """Answer to ``AwaitStep``."""
+
+    turn: int = attrs.field(validator=_turn)
+    step: int = attrs.field(validator=_turn)
+    outcome: StepOutcome = attrs.field(
+        validator=_instance(Continue, Completed, MaxTokens, Failed, what="a step outcome")
+    )
+
+
+@attrs.frozen
+class TurnStoppingDone:
+    """Answer to ``AwaitTurnStopping``: listeners ran (and may have steered)."""
+
+    turn: int = attrs.field(validator=_turn)
+
+
+Report: TypeAlias = PreStepDecided | PreStepFailed | StepFinished | TurnStoppingDone
+REPORT_TYPES = (PreStepDecided, PreStepFailed, StepFinished, TurnStoppingDone)
+
+Command: TypeAlias = (
+    Send
+    | Splice
+    | Clear
+    | Replace
+    | Remove
+    | Move
+    | Cancel
+    | Dispose
+    | Resume
+    | PreStepDecided
+    | PreStepFailed
+    | StepFinished
+    | TurnStoppingDone
+)

@@ -1,0 +1,55 @@
+"""Typed errors. Every rejected command raises one of these and changes nothing (R26)."""
+
+from __future__ import annotations
+
+
+class InboxCoreError(Exception):
+    """Base class of every error inbox_core raises on purpose."""
+
+
+class DuplicateMessageId(InboxCoreError):
+    """A mutation would make a MessageId pending twice (R4)."""
+
+    def __init__(self, message_id: str) -> None:
+        super().__init__(f"message id {message_id!r} is already pending")
+        self.message_id = message_id
+
+
+class InvalidInput(InboxCoreError, ValueError):
+    """A value or command is malformed: wrong type, missing field, bad routing (R11)."""
+
+
+class InvalidSplice(InboxCoreError, ValueError):
+    """A splice command is malformed: bad target, non-integer coordinates, non-entries (R5)."""
+
+
+class SteerUnavailable(InboxCoreError):
+    """Promotion to next-step needs a live turn that can still reach a step boundary (R8)."""
+
+
+class UnexpectedReport(InboxCoreError):
+    """A host report does not answer what the core awaits: wrong phase, turn or step (R26)."""
+
+
+class AgentDisposed(InboxCoreError):
+    """The agent was disposed; only the in-flight turn's reports are still accepted (R25)."""
+
+
+class ResumeRequired(InboxCoreError):
+    """The replayed log left a turn open (or work unstarted); apply ``Resume`` first (R27)."""
+
+
+class ReplayError(InboxCoreError):
+    """A durable event is inconsistent with the projection built so far (R10).
+
+    ``seq`` is the index of the offending event in the folded sequence.
+    """
+
+    def __init__(self, seq: int, reason: str) -> None:
+        super().__init__(f"event {seq}: {reason}")
+        self.seq = seq
+        self.reason = reason
+
+
+class DecodeError(InboxCoreError, ValueError):
+    """A JSON document does not match the formats of the spec (section Formats)."""

@@ -1,0 +1,203 @@
+"""What the reducer emits: durable events (the log) and live notifications.
+
+Durable events are the only authority: ``replay`` folds them back into the
+state (R10). Notifications are per-message announcements with no placement or
+batch envelope; the durable splice owns those facts (R5, R6). Each class has a
+``type`` class attribute equal to its JSON ``"type"`` (section Formats).
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal, TypeAlias
+
+import attrs
+
+from inbox_core.values import Cause, Entry, Target, UserMessage
+
+Outcome: TypeAlias = Literal["canceled", "moved"]
+Status: TypeAlias = Literal["idle", "running"]
+
+# ------------------------------------------------------------- turn-end reasons
+
+
+@attrs.frozen
+class CompletedReason:
+    kind: ClassVar[Literal["completed"]] = "completed"
+
+
+@attrs.frozen
+class BlockedReason:
+    """The pre-step decision rejected the step."""
+
+    kind: ClassVar[Literal["blocked"]] = "blocked"
+
+
+@attrs.frozen
+class MaxTokensReason:
+    """Some step of the turn hit the token limit (sticky over later completed steps)."""
+
+    kind: ClassVar[Literal["max-tokens"]] = "max-tokens"
+
+
+@attrs.frozen
+class ErrorReason:
+    """A step or the pre-step decision failed."""
+
+    kind: ClassVar[Literal["error"]] = "error"
+    message: str
+    code: str
+
+
+@attrs.frozen
+class AbortedReason:
+    """The turn was cancelled; ``cause`` is the first cause (R23)."""
+
+    kind: ClassVar[Literal["aborted"]] = "aborted"
+    cause: Cause
+
+
+@attrs.frozen
+class InterruptedReason:
+    """A crash left the turn open; written only by ``Resume`` (R27)."""
+
+    kind: ClassVar[Literal["interrupted"]] = "interrupted"
+
+
+TurnEndReason: TypeAlias = (
+    CompletedReason
+    | BlockedReason
+    | MaxTokensReason
+    | ErrorReason
+    | AbortedReason
+    | InterruptedReason
+)
+REASON_TYPES = (
+    CompletedReason,
+    BlockedReason,
+    MaxTokensReason,
+    ErrorReason,
+    AbortedReason,
+    InterruptedReason,
+)
+
+# --------------------------------------------------------------- durable events
+
+
+@attrs.frozen
+class InboxSpliced:
+    """One normalized list splice (R5). ``removed_count`` 0 is written as absent."""
+
+    type: ClassVar[Literal["agent/inbox/spliced"]] = "agent/inbox/spliced"
+    target: Target
+    start: int
+    removed_count: int
+    inserted: tuple[Entry, ...]
+    outcome: Outcome | None = None
+
+
+@attrs.frozen
+class TurnStarted:
+    type: ClassVar[Literal["turn/start"]] = "turn/start"
+    turn: int
+
+
+@attrs.frozen
+class StepStarted:
+    type: ClassVar[Literal["step/start"]] = "step/start"
+    turn: int
+    step: int
+
+
+@attrs.frozen
+class MessageAdmitted:
+    """A message entered the model (``user/message``); data is the message itself."""
+
+    type: ClassVar[Literal["user/message"]] = "user/message"
+    message: UserMessage
+
+
+@attrs.frozen
+class StepEnded:
+    type: ClassVar[Literal["step/end"]] = "step/end"
+    turn: int
+    step: int
+
+
+@attrs.frozen
+class TurnEnded:
+    type: ClassVar[Literal["turn/end"]] = "turn/end"
+    turn: int
+    reason: TurnEndReason
+
+
+DurableEvent: TypeAlias = (
+    InboxSpliced | TurnStarted | StepStarted | MessageAdmitted | StepEnded | TurnEnded
+)
+DURABLE_TYPES = (InboxSpliced, TurnStarted, StepStarted, MessageAdmitted, StepEnded, TurnEnded)
+
+# ---------------------------------------------------------- live notifications
+
+
+@attrs.frozen
+class InboxInserted:
+    type: ClassVar[Literal["agent/inbox/inserted"]] = "agent/inbox/inserted"
+    message: UserMessage
+
+
+@attrs.frozen
+class InboxDiscarded:
+    type: ClassVar[Literal["agent/inbox/discarded"]] = "agent/inbox/discarded"
+    message: UserMessage
+
+
+@attrs.frozen
+class InboxClaimed:
+    type: ClassVar[Literal["agent/inbox/claimed"]] = "agent/inbox/claimed"
+    message: UserMessage
+    turn: int
+
+
+@attrs.frozen
+class InboxMoved:
+    type: ClassVar[Literal["agent/inbox/moved"]] = "agent/inbox/moved"
+    message: UserMessage
+    target: Target
+
+
+@attrs.frozen
+class StatusChanged:
+    type: ClassVar[Literal["agent/status"]] = "agent/status"
+    status: Status
+
+
+@attrs.frozen
+class CancelRequested:
+    type: ClassVar[Literal["agent/cancel-requested"]] = "agent/cancel-requested"
+    cause: Cause
+
+
+@attrs.frozen
+class Disposed:
+    """The agent converged after ``Dispose``: no turn open, nothing pending (R25)."""
+
+    type: ClassVar[Literal["agent/disposed"]] = "agent/disposed"
+
+
+Notification: TypeAlias = (
+    InboxInserted
+    | InboxDiscarded
+    | InboxClaimed
+    | InboxMoved
+    | StatusChanged
+    | CancelRequested
+    | Disposed
+)
+NOTIFICATION_TYPES = (
+    InboxInserted,
+    InboxDiscarded,
+    InboxClaimed,
+    InboxMoved,
+    StatusChanged,
+    CancelRequested,
+    Disposed,
+)

@@ -1,0 +1,358 @@
+"""The two pending lists as one persistent value (R3, R4, R5, R9).
+
+``Inbox`` is immutable: every edit returns a new inbox sharing most of its
+structure with the old one, so the reducer can keep old states intact and
+still pay a cost that does not grow with the number of pending entries.
+
+Representation
+--------------
+Each list is a ``_Seq``: entries in chunks of at most ``CHUNK`` (tuples), each
+entry paired with an *order key*. Keys are tuples of ints that increase along
+the list; ``keys_between`` always finds fresh keys between two neighbours, so
+an insertion never renumbers anything. A persistent hash map
+(``immutables.Map``) records every pending MessageId (contexts included, R4)
+and, for primary messages, the list and key of their entry. Finding an entry
+by id is then a map lookup plus two binary searches; no list is scanned.
+
+Edits rebuild only the chunks they touch plus the (short) chunk directory.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterator, Sequence
+from itertools import accumulate, chain
+from typing import Final, TypeAlias
+
+import attrs
+import immutables
+
+from inbox_core.errors import DuplicateMessageId
+from inbox_core.values import Entry, MessageId, Target, UserMessage
+
+Key: TypeAlias = tuple[int, ...]
+CHUNK: Final = 64
+
+
+def normalize_splice(length: int, start: int, delete_count: int) -> tuple[int, int]:
+    """List-splice coordinates: a negative start counts from the end; both clamp (R5).
+
+    pre: length >= 0
+    post: 0 <= __return__[0] <= length
+    post: 0 <= __return__[1] <= length - __return__[0]
+    post: (start < 0) or __return__[0] == min(start, length)
+    post: (start >= 0) or __return__[0] == max(length + start, 0)
+    post: __return__[1] == min(max(delete_count, 0), length - __return__[0])
+    """
+    first = max(length + start, 0) if start < 0 else min(start, length)
+    return first, min(max(delete_count, 0), length - first)
+
+
+def keys_between(low: Key | None, high: Key | None, count: int) -> list[Key]:
+    """``count`` strictly increasing keys, all strictly between ``low`` and ``high``.
+
+    ``None`` means unbounded on that side. Keys are non-empty tuples of ints
+    compared lexicographically, so a gap always exists.
+
+    pre: count >= 0
+    pre: low is None or len(low) > 0
+    pre: high is None or len(high) > 0
+    pre: low is None or high is None or low < high
+    post: len(__return__) == count
+    post: all(a < b for a, b in zip(__return__, __return__[1:]))
+    post: low is None or all(low < k for k in __return__)
+    post: high is None or all(k < high for k in __return__)
+    """
+    if low is None:
+        if high is None:
+            return [(i,) for i in range(count)]
+        return [(high[0] - count + i,) for i in range(count)]
+    if high is None:
+        return [(low[0] + 1 + i,) for i in range(count)]
+    depth = len(low)
+    if high[:depth] == low:
+        # high extends low: take the slots just below high's next component
+        top = high[depth]
+        return [(*low, top - count + i) for i in range(count)]
+    return [(*low, i) for i in range(count)]
+
+
+def _rechunk(
+    items: list[Entry], keys: list[Key]
+) -> tuple[tuple[tuple[Entry, ...], ...], tuple[tuple[Key, ...], ...]]:
+    """Cut a run into near-equal chunks of at most CHUNK."""
+    if not items:
+        return (), ()
+    pieces = -(-len(items) // CHUNK)
+    size = -(-len(items) // pieces)
+    bounds = range(0, len(items), size)
+    return (
+        tuple(tuple(items[i : i + size]) for i in bounds),
+        tuple(tuple(keys[i : i + size]) for i in bounds),
+    )
+
+
+class _Seq:
+    """One pending list: chunked entries sorted by order key, plus a waking count."""
+
+    __slots__ = ("items", "keys", "maxes", "length", "waking")
+
+    def __init__(
+        self,
+        items: tuple[tuple[Entry, ...], ...],
+        keys: tuple[tuple[Key, ...], ...],
+        maxes: tuple[Key, ...],
+        length: int,
+        waking: int,
+    ) -> None:
+        self.items = items
+        self.keys = keys
+        self.maxes = maxes
+        self.length = length
+        self.waking = waking
+
+    def entries(self) -> tuple[Entry, ...]:
+        return tuple(chain.from_iterable(self.items))
+
+    def locate(self, key: Key) -> tuple[int, int, int]:
+        """Chunk, offset in chunk, and list position of the entry with ``key``."""
+        chunk = bisect_left(self.maxes, key)
+        offset = bisect_left(self.keys[chunk], key)
+        return chunk, offset, sum(map(len, self.items[:chunk])) + offset
+
+    def coordinates(self, position: int) -> tuple[int, int]:
+        """Chunk and offset of list position ``position`` (``length`` = the end)."""
+        items = self.items
+        if not items:
+            return 0, 0
+        if position < len(items[0]):
+            return 0, position
+        if position == self.length:
+            return len(items) - 1, len(items[-1])
+        ends = list(accumulate(map(len, items)))
+        chunk = bisect_right(ends, position)
+        return chunk, position - ends[chunk - 1]
+
+    def splice(
+        self, chunk: int, offset: int, count: int, inserted: Sequence[Entry]
+    ) -> tuple[_Seq, tuple[Entry, ...], list[Key]]:
+        """Replace ``count`` entries from (chunk, offset) by ``inserted``.
+
+        Returns the new list, the removed entries and the inserted entries' keys.
+        """
+        items, keys = self.items, self.keys
+        last = chunk
+        run_items: list[Entry] = []
+        run_keys: list[Key] = []
+        if items:
+            run_items.extend(items[chunk])
+            run_keys.extend(keys[chunk])
+            while len(run_items) < offset + count:
+                last += 1
+                run_items.extend(items[last])
+                run_keys.extend(keys[last])
+        end = offset + count
+        removed = tuple(run_items[offset:end])
+        low = run_keys[offset - 1] if offset else (keys[chunk - 1][-1] if chunk else None)
+        if end < len(run_keys):
+            high: Key | None = run_keys[end]
+        else:
+            high = keys[last + 1][0] if last + 1 < len(keys) else None
+        new_keys = keys_between(low, high, len(inserted))
+        run_items[offset:end] = inserted
+        run_keys[offset:end] = new_keys
+        if len(run_items) < CHUNK // 2 and last + 1 < len(items):
+            # a small run joins its right neighbour so chunks do not fragment
+            last += 1
+            run_items.extend(items[last])
+            run_keys.extend(keys[last])
+        new_items, new_key_chunks = _rechunk(run_items, run_keys)
+        waking = self.waking
+        waking -= sum(entry.wakeup for entry in removed)
+        waking += sum(entry.wakeup for entry in inserted)
+        seq = _Seq(
+            items[:chunk] + new_items + items[last + 1 :],
+            keys[:chunk] + new_key_chunks + keys[last + 1 :],
+            self.maxes[:chunk] + tuple(k[-1] for k in new_key_chunks) + self.maxes[last + 1 :],
+            self.length - len(removed) + len(inserted),
+            waking,
+        )
+        return seq, removed, new_keys
+
+
+_EMPTY_SEQ: Final = _Seq((), (), (), 0, 0)
+
+_Slot: TypeAlias = "tuple[Target, Key] | None"
+"""Index value: (list, order key) for a primary message, None for a context."""
+
+
+@attrs.frozen
+class Found:
+    """Where a pending entry sits: its list, its position and the entry itself."""
+
+    target: Target
+    position: int
+    entry: Entry
+    chunk: int
+    offset: int
+
+
+@attrs.frozen
+class Spliced:
+    """Result of one inbox splice: the new inbox and the normalized facts (R5)."""
+
+    inbox: Inbox
+    start: int
+    removed: tuple[Entry, ...]
+
+
+class Inbox:
+    """Both pending lists and the MessageId index, as one immutable value."""
+
+    __slots__ = ("_turn", "_step", "_index")
+
+    def __init__(
+        self,
+        turn: _Seq = _EMPTY_SEQ,
+        step: _Seq = _EMPTY_SEQ,
+        index: immutables.Map[MessageId, _Slot] | None = None,
+    ) -> None:
+        self._turn = turn
+        self._step = step
+        self._index: immutables.Map[MessageId, _Slot] = immutables.Map() if index is None else index
+
+    @classmethod
+    def of(cls, next_turn: Sequence[Entry] = (), next_step: Sequence[Entry] = ()) -> Inbox:
+        """An inbox holding these entries (raises ``DuplicateMessageId`` like any splice)."""
+        inbox = cls()
+        inbox = inbox.splice("next-turn", 0, 0, next_turn).inbox
+        return inbox.splice("next-step", 0, 0, next_step).inbox
+
+    # ------------------------------------------------------------------ reading
+
+    @property
+    def next_turn(self) -> tuple[Entry, ...]:
+        """Entries waiting for a turn of their own, oldest first."""
+        return self._turn.entries()
+
+    @property
+    def next_step(self) -> tuple[Entry, ...]:
+        """Entries waiting for the next step boundary, oldest first."""
+        return self._step.entries()
+
+    def entries(self, target: Target) -> tuple[Entry, ...]:
+        return self._seq(target).entries()
+
+    def size(self, target: Target) -> int:
+        return self._seq(target).length
+
+    @property
+    def is_empty(self) -> bool:
+        return not (self._turn.length or self._step.length)
+
+    @property
+    def has_waking(self) -> bool:
+        """Whether any pending entry, in either list, asks the model to run."""
+        return bool(self._turn.waking or self._step.waking)
+
+    @property
+    def has_waking_step(self) -> bool:
+        return bool(self._step.waking)
+
+    def __contains__(self, message_id: object) -> bool:
+        """Whether ``message_id`` is pending, as a primary message or a context."""
+        return message_id in self._index
+
+    def message_ids(self) -> Iterator[MessageId]:
+        return iter(self._index)
+
+    def find(self, message_id: MessageId) -> Found | None:
+        """The entry whose primary message has this id, or None (contexts are not entries)."""
+        slot = self._index.get(message_id)
+        if slot is None:
+            return None
+        target, key = slot
+        seq = self._seq(target)
+        chunk, offset, position = seq.locate(key)
+        return Found(target, position, seq.items[chunk][offset], chunk, offset)
+
+    # ---------------------------------------------------------------- editing
+
+    def splice(
+        self, target: Target, start: int, delete_count: int, inserted: Sequence[Entry]
+    ) -> Spliced:
+        """Apply a list splice with normalized coordinates (R5); ids stay unique (R4)."""
+        seq = self._seq(target)
+        first, count = normalize_splice(seq.length, start, delete_count)
+        chunk, offset = seq.coordinates(first)
+        return self._splice(target, seq, chunk, offset, first, count, inserted)
+
+    def splice_found(self, found: Found, inserted: Sequence[Entry]) -> Spliced:
+        """Replace exactly the entry ``find`` returned (no second lookup)."""
+        seq = self._seq(found.target)
+        return self._splice(
+            found.target, seq, found.chunk, found.offset, found.position, 1, inserted
+        )
+
+    def _splice(
+        self,
+        target: Target,
+        seq: _Seq,
+        chunk: int,
+        offset: int,
+        start: int,
+        count: int,
+        inserted: Sequence[Entry],
+    ) -> Spliced:
+        new_seq, removed, new_keys = seq.splice(chunk, offset, count, inserted)
+        index = self._index
+        if inserted:
+            self._check_unique(inserted, removed)
+        if removed or inserted:
+            with index.mutate() as edit:
+                for entry in removed:
+                    for message in entry.messages:
+                        del edit[message.id]
+                for entry, key in zip(inserted, new_keys, strict=True):
+                    for context in entry.contexts:
+                        edit[context.id] = None
+                    edit[entry.message.id] = (target, key)
+                index = edit.finish()
+        if target == "next-turn":
+            return Spliced(Inbox(new_seq, self._step, index), start, removed)
+        return Spliced(Inbox(self._turn, new_seq, index), start, removed)
+
+    def _check_unique(self, inserted: Sequence[Entry], removed: tuple[Entry, ...]) -> None:
+        freed = {message.id for entry in removed for message in entry.messages}
+        seen: set[MessageId] = set()
+        index = self._index
+        for entry in inserted:
+            for message in entry.messages:
+                message_id = message.id
+                if message_id in seen or (message_id in index and message_id not in freed):
+                    raise DuplicateMessageId(message_id)
+                seen.add(message_id)
+
+    def _seq(self, target: Target) -> _Seq:
+        return self._turn if target == "next-turn" else self._step
+
+    # ------------------------------------------------------------------- value
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Inbox):
+            return NotImplemented
+        return self.next_turn == other.next_turn and self.next_step == other.next_step
+
+    def __hash__(self) -> int:
+        return hash((self.next_turn, self.next_step))
+
+    def __repr__(self) -> str:
+        return f"Inbox(next_turn={self.next_turn!r}, next_step={self.next_step!r})"
+
+
+def batch_of(entries: Sequence[Entry]) -> tuple[UserMessage, ...]:
+    """Messages of claimed entries in admission order: each entry's contexts, then it (R9)."""
+    return tuple(message for entry in entries for message in entry.messages)
+
+
+EMPTY_INBOX: Final = Inbox()

@@ -1,0 +1,197 @@
+"""Folds over the durable log: ``replay`` rebuilds the state, ``goal_rounds`` the goals.
+
+The log is the only authority (R10). ``replay`` checks every event against the
+projection built so far and raises ``ReplayError`` naming the first event that
+does not fit; nothing is returned from a log that does not replay. The checks
+are the well-formedness rules of the log (I4): contiguous turns, balanced
+steps, ``user/message`` only right after ``step/start``, splices within bounds
+with unique MessageIds, claims only at boundaries, turns opened only for
+waking work (I2) and at most one next-turn claim per turn (I7).
+
+A log may end anywhere (a crash, I12). When it leaves a turn open, or waking
+work idle, the state has ``resume_required`` and ``Resume`` must come first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from inbox_core.errors import DuplicateMessageId, ReplayError
+from inbox_core.events import (
+    REASON_TYPES,
+    DurableEvent,
+    InboxSpliced,
+    MessageAdmitted,
+    StepEnded,
+    StepStarted,
+    TurnEnded,
+    TurnStarted,
+)
+from inbox_core.inbox import EMPTY_INBOX, Inbox
+from inbox_core.reducer import AgentState, Claim
+from inbox_core.values import TARGETS, Entry, GoalSource, UserMessage
+
+
+class _Invalid(Exception):
+    """Internal: why one event does not fit; ``replay`` adds the seq."""
+
+
+def _count(value: object, what: str, minimum: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        raise _Invalid(f"{what} must be an int >= {minimum}, got {value!r}")
+    return value
+
+
+class _Fold:
+    """The projection under construction."""
+
+    __slots__ = ("inbox", "last_turn", "turn_open", "step", "step_open", "admitting", "claim")
+
+    def __init__(self) -> None:
+        self.inbox: Inbox = EMPTY_INBOX
+        self.last_turn = 0
+        self.turn_open = False
+        self.step = 0
+        self.step_open = False
+        self.admitting = False
+        self.claim = Claim()
+
+    def apply(self, event: DurableEvent) -> None:
+        admitting, self.admitting = self.admitting, False
+        if isinstance(event, InboxSpliced):
+            self.splice(event)
+        elif isinstance(event, MessageAdmitted):
+            if not admitting:
+                raise _Invalid("user/message must follow step/start or another user/message")
+            if not isinstance(event.message, UserMessage):
+                raise _Invalid("user/message does not hold a UserMessage")
+            self.admitting = True
+        elif isinstance(event, TurnStarted):
+            turn = _count(event.turn, "turn", 1)
+            if self.turn_open:
+                raise _Invalid(f"turn/start {turn} while turn {self.last_turn} is open")
+            if turn != self.last_turn + 1:
+                raise _Invalid(f"turn/start {turn} after turn {self.last_turn}")
+            if not self.inbox.has_waking:
+                raise _Invalid(f"turn/start {turn} with no waking entry pending")
+            self.last_turn = turn
+            self.turn_open = True
+            self.step = 0
+            self.claim = Claim()
+        elif isinstance(event, StepStarted):
+            self.check_turn(event.turn, "step/start")
+            step = _count(event.step, "step", 1)
+            if self.step_open or step != self.step + 1:
+                raise _Invalid(f"step/start {step} after step {self.step} of turn {event.turn}")
+            self.step = step
+            self.step_open = True
+            self.admitting = True
+            self.claim = Claim()
+        elif isinstance(event, StepEnded):
+            self.check_turn(event.turn, "step/end")
+            if not self.step_open or event.step != self.step:
+                raise _Invalid(f"step/end {event.step!r} does not close an open step")
+            self.step_open = False
+        elif isinstance(event, TurnEnded):
+            self.check_turn(event.turn, "turn/end")
+            if self.step_open:
+                raise _Invalid(f"turn/end {event.turn} with step {self.step} still open")
+            if not isinstance(event.reason, REASON_TYPES):
+                raise _Invalid(f"turn/end has an invalid reason {event.reason!r}")
+            self.turn_open = False
+            self.step = 0
+            self.claim = Claim()
+        else:
+            raise _Invalid(f"not a durable event: {event!r}")
+
+    def check_turn(self, turn: object, what: str) -> None:
+        if not self.turn_open or turn != self.last_turn:
+            raise _Invalid(
+                f"{what} for turn {turn!r}, but the open turn is "
+                f"{self.last_turn if self.turn_open else 'none'}"
+            )
+
+    def splice(self, event: InboxSpliced) -> None:
+        target = event.target
+        if target not in TARGETS:
+            raise _Invalid(f"splice target {target!r}")
+        start = _count(event.start, "start", 0)
+        removed = _count(event.removed_count, "removedCount", 0)
+        inserted = event.inserted
+        if not isinstance(inserted, tuple) or not all(isinstance(e, Entry) for e in inserted):
+            raise _Invalid("inserted must be a tuple of entries")
+        size = self.inbox.size(target)
+        if start > size or start + removed > size:
+            raise _Invalid(f"splice {start}+{removed} exceeds {target} of length {size}")
+        if not removed and not inserted:
+            raise _Invalid("a splice that changes nothing is never recorded")
+        outcome = event.outcome
+        if outcome not in (None, "canceled", "moved"):
+            raise _Invalid(f"splice outcome {outcome!r}")
+        if outcome is not None and not removed:
+            raise _Invalid(f"outcome {outcome!r} on a splice that removes nothing")
+        is_claim = removed and outcome is None
+        if is_claim:
+            self.check_claim(target, start, removed, size, bool(inserted))
+        try:
+            result = self.inbox.splice(target, start, removed, inserted)
+        except DuplicateMessageId as error:
+            raise _Invalid(f"message id {error.message_id!r} would be pending twice") from None
+        self.inbox = result.inbox
+        if is_claim:
+            if target == "next-step":
+                self.claim = Claim(self.claim.next_step + result.removed, self.claim.next_turn)
+            else:
+                self.claim = Claim(self.claim.next_step, result.removed)
+
+    def check_claim(self, target: str, start: int, removed: int, size: int, inserts: bool) -> None:
+        """A removal without outcome is a claim: at a boundary, from the head (R9)."""
+        if inserts or start != 0:
+            raise _Invalid("a removal without outcome must be a pure deletion from the head")
+        if not self.turn_open or self.step_open:
+            raise _Invalid("a claim outside a step boundary of an open turn")
+        if target == "next-step" and removed != size:
+            raise _Invalid("a next-step claim takes the whole list")
+        if target == "next-turn" and (removed != 1 or self.step != 0 or self.claim.next_turn):
+            raise _Invalid("a turn claims one next-turn entry, at its first boundary (I7)")
+
+    def state(self) -> AgentState:
+        stranded = self.turn_open or self.inbox.has_waking
+        return AgentState(
+            status="running" if self.turn_open else "idle",
+            last_turn=self.last_turn,
+            inbox=self.inbox,
+            turn_open=self.turn_open,
+            step=self.step,
+            step_open=self.step_open,
+            claim=self.claim,
+            resume_required=stranded,
+        )
+
+
+def replay(events: Iterable[DurableEvent]) -> AgentState:
+    """Fold durable events from the initial state (R10, R27).
+
+    Raises ``ReplayError`` whose ``seq`` is the index of the first bad event.
+    """
+    fold = _Fold()
+    for seq, event in enumerate(events):
+        try:
+            fold.apply(event)
+        except _Invalid as error:
+            raise ReplayError(seq, str(error)) from None
+    return fold.state()
+
+
+def goal_rounds(events: Iterable[DurableEvent]) -> dict[str, int]:
+    """Goal rounds started: admitted goal continuations per goal id (R28).
+
+    Only ``user/message`` counts; inbox events never change goal state.
+    """
+    rounds: dict[str, int] = {}
+    for event in events:
+        if isinstance(event, MessageAdmitted):
+            source = event.message.source
+            if isinstance(source, GoalSource) and source.round >= 1:
+                rounds[source.goal_id] = rounds.get(source.goal_id, 0) + 1
+    return rounds

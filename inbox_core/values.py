@@ -1,0 +1,436 @@
+"""Immutable values: JSON data, messages, sources, entries, inputs and causes.
+
+Everything here is a frozen, slotted attrs class (or a frozen JSON mapping).
+Validation happens once, at construction: a value that exists is well formed,
+so the reducer never re-checks shapes (R1, R2, R3, R11, R21).
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any, ClassVar, Final, Literal, TypeAlias
+
+import attrs
+
+from inbox_core.errors import InvalidInput
+
+MessageId: TypeAlias = str
+"""Opaque, non-empty identity of one message occurrence (R1)."""
+
+Target: TypeAlias = Literal["next-turn", "next-step"]
+TARGETS: Final[tuple[Target, Target]] = ("next-turn", "next-step")
+
+# --------------------------------------------------------------------------- JSON
+
+
+class JsonObject(Mapping[str, "JsonValue"]):
+    """A deeply immutable JSON object: str keys; values frozen recursively.
+
+    Arrays become tuples and objects become ``JsonObject``; equality and hashing
+    follow the contents, so messages built from equal JSON are equal.
+    """
+
+    __slots__ = ("_data", "_hash")
+
+    _data: dict[str, JsonValue]
+    _hash: int | None
+
+    def __init__(self, data: Mapping[str, object] | None = None) -> None:
+        frozen: dict[str, JsonValue] = {}
+        if data is not None:
+            if not isinstance(data, Mapping):
+                raise InvalidInput(f"expected a JSON object, got {type(data).__name__}")
+            for key, value in data.items():
+                if not isinstance(key, str):
+                    raise InvalidInput(f"JSON object keys must be str, got {key!r}")
+                frozen[key] = freeze_json(value)
+        self._data = frozen
+        self._hash = None
+
+    def __getitem__(self, key: str) -> JsonValue:
+        return self._data[key]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, JsonObject):
+            return self._data == other._data
+        if isinstance(other, Mapping):
+            return self._data == dict(other)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        if self._hash is None:
+            self._hash = hash(frozenset(self._data.items()))
+        return self._hash
+
+    def __repr__(self) -> str:
+        return f"JsonObject({self._data!r})"
+
+
+JsonValue: TypeAlias = "bool | int | float | str | tuple[JsonValue, ...] | JsonObject | None"
+
+
+def freeze_json(value: object) -> JsonValue:
+    """Validate a JSON value and return its deeply immutable form."""
+    if value is None or isinstance(value, (bool, int, str)):
+        return value
+    if isinstance(value, float):
+        if not math.isfinite(value):
+            raise InvalidInput(f"JSON numbers must be finite, got {value!r}")
+        return value
+    if isinstance(value, JsonObject):
+        return value
+    if isinstance(value, Mapping):
+        return JsonObject(value)
+    if isinstance(value, (list, tuple)):
+        return tuple(freeze_json(item) for item in value)
+    raise InvalidInput(f"not a JSON value: {type(value).__name__}")
+
+
+def thaw_json(value: JsonValue) -> Any:
+    """The plain ``dict``/``list`` form of a frozen JSON value (for encoders)."""
+    if isinstance(value, JsonObject):
+        return {key: thaw_json(item) for key, item in value.items()}
+    if isinstance(value, tuple):
+        return [thaw_json(item) for item in value]
+    return value
+
+
+# ------------------------------------------------------------------- validators
+
+
+def _non_empty_str(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"{attribute.name} must be a non-empty str, got {value!r}")
+
+
+def _str(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{attribute.name} must be a str, got {value!r}")
+
+
+def _strict_bool(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, bool):
+        raise InvalidInput(f"{attribute.name} must be a bool, got {value!r}")
+
+
+# ---------------------------------------------------------------------- sources
+
+PluginForm: TypeAlias = Literal["instructions", "catalog", "snapshot", "notice", "relay", "recall"]
+PLUGIN_FORMS: Final[tuple[PluginForm, ...]] = (
+    "instructions",
+    "catalog",
+    "snapshot",
+    "notice",
+    "relay",
+    "recall",
+)
+NOTICE_SUMMARY_MAX: Final = 120
+RESERVED_SOURCE_KINDS: Final = frozenset({"user", "plugin", "goal", "tool"})
+
+
+@attrs.frozen
+class UserSource:
+    """A human typed it. The only source for which ``is_human_prompt`` holds (R2)."""
+
+    kind: ClassVar[Literal["user"]] = "user"
+
+
+@attrs.frozen
+class SnapshotSection:
+    """One named section of a plugin snapshot."""
+
+    name: str = attrs.field(validator=_str)
+    text: str = attrs.field(validator=_str)
+
+
+def _sections(value: object) -> tuple[SnapshotSection, ...] | None:
+    if value is None:
+        return None
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise InvalidInput("sections must be a sequence of {name, text}")
+    sections = []
+    for item in value:
+        if isinstance(item, SnapshotSection):
+            sections.append(item)
+        elif isinstance(item, Mapping) and set(item) == {"name", "text"}:
+            sections.append(SnapshotSection(item["name"], item["text"]))
+        else:
+            raise InvalidInput(f"a section must be {{name, text}}, got {item!r}")
+    return tuple(sections)
+
+
+@attrs.frozen
+class PluginSource:
+    """A plugin produced it; ``form`` says what kind of plugin content it is (R2).
+
+    ``sections`` is present exactly for ``form="snapshot"``; ``summary`` (one
+    line, at most 120 characters) exactly for ``form="notice"``.
+    """
+
+    kind: ClassVar[Literal["plugin"]] = "plugin"
+    plugin: str = attrs.field(validator=_non_empty_str)
+    form: PluginForm | None = attrs.field(default=None)
+    sections: tuple[SnapshotSection, ...] | None = attrs.field(default=None, converter=_sections)
+    summary: str | None = attrs.field(default=None)
+
+    def __attrs_post_init__(self) -> None:
+        if self.form is not None and self.form not in PLUGIN_FORMS:
+            raise InvalidInput(f"unknown plugin form {self.form!r}")
+        if (self.form == "snapshot") != (self.sections is not None):
+            raise InvalidInput("a plugin source carries sections exactly when form is 'snapshot'")
+        if (self.form == "notice") != (self.summary is not None):
+            raise InvalidInput("a plugin source carries a summary exactly when form is 'notice'")
+        if self.summary is not None:
+            if not isinstance(self.summary, str):
+                raise InvalidInput("summary must be a str")
+            if "\n" in self.summary or "\r" in self.summary:
+                raise InvalidInput("a notice summary must be one line")
+            if len(self.summary) > NOTICE_SUMMARY_MAX:
+                raise InvalidInput(
+                    f"a notice summary has at most {NOTICE_SUMMARY_MAX} characters, "
+                    f"got {len(self.summary)}"
+                )
+
+
+def _round(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(f"a goal round is an int >= 1, got {value!r}")
+
+
+@attrs.frozen
+class GoalSource:
+    """A goal driver's continuation message for round ``round`` >= 1 (R2, R28)."""
+
+    kind: ClassVar[Literal["goal"]] = "goal"
+    goal_id: str = attrs.field(validator=_non_empty_str)
+    round: int = attrs.field(validator=_round)
+
+
+@attrs.frozen
+class ToolSource:
+    """A tool call produced it."""
+
+    kind: ClassVar[Literal["tool"]] = "tool"
+    call_id: str = attrs.field(validator=_non_empty_str)
+
+
+def _extension_kind(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value:
+        raise InvalidInput(f"an extension kind is a non-empty str, got {value!r}")
+    if value in RESERVED_SOURCE_KINDS:
+        raise InvalidInput(f"{value!r} is a built-in source kind, not an extension")
+
+
+def _extension_fields(value: object) -> JsonObject:
+    fields = value if isinstance(value, JsonObject) else JsonObject(value)  # type: ignore[arg-type]
+    if "kind" in fields:
+        raise InvalidInput("extension fields must not contain 'kind'")
+    return fields
+
+
+@attrs.frozen
+class ExtensionSource:
+    """A host-defined source kind; its JSON fields are kept verbatim (R2)."""
+
+    kind: str = attrs.field(validator=_extension_kind)
+    fields: JsonObject = attrs.field(factory=JsonObject, converter=_extension_fields)
+
+
+Source: TypeAlias = UserSource | PluginSource | GoalSource | ToolSource | ExtensionSource
+SOURCE_TYPES: Final = (UserSource, PluginSource, GoalSource, ToolSource, ExtensionSource)
+
+# --------------------------------------------------------------------- messages
+
+
+def _content(value: object) -> tuple[JsonObject, ...]:
+    if isinstance(value, str):
+        return (JsonObject({"type": "text", "text": value}),)
+    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Sequence):
+        raise InvalidInput("content is a str or a sequence of JSON-object blocks")
+    blocks = []
+    for block in value:
+        if not isinstance(block, Mapping):
+            raise InvalidInput(f"a content block is a JSON object, got {type(block).__name__}")
+        blocks.append(block if isinstance(block, JsonObject) else JsonObject(block))
+    return tuple(blocks)
+
+
+def _metadata(value: object) -> JsonObject | None:
+    if value is None or isinstance(value, JsonObject):
+        return value
+    if not isinstance(value, Mapping):
+        raise InvalidInput("metadata is a JSON object or None")
+    return JsonObject(value)
+
+
+def _source(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, SOURCE_TYPES):
+        raise InvalidInput(f"not a message source: {value!r}")
+
+
+def _role(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if value != "user":
+        raise InvalidInput(f"role is always 'user', got {value!r}")
+
+
+@attrs.frozen(cache_hash=True)
+class UserMessage:
+    """One identified, deeply immutable user-role message (R1).
+
+    Constructing it imports an existing ``id``; ``create_user_message`` mints one.
+    ``content`` is opaque to the core: a str becomes one text block.
+    """
+
+    id: MessageId = attrs.field(validator=_non_empty_str)
+    content: tuple[JsonObject, ...] = attrs.field(converter=_content)
+    source: Source = attrs.field(default=UserSource(), validator=_source)
+    metadata: JsonObject | None = attrs.field(default=None, converter=_metadata)
+    role: Literal["user"] = attrs.field(default="user", kw_only=True, validator=_role)
+
+
+def create_user_message(
+    content: str | Sequence[Mapping[str, object]],
+    *,
+    source: Source = UserSource(),
+    metadata: Mapping[str, object] | None = None,
+) -> UserMessage:
+    """A new message with a freshly minted id (the only non-deterministic helper)."""
+    return UserMessage(str(uuid.uuid4()), content, source, metadata)
+
+
+def is_human_prompt(message: UserMessage) -> bool:
+    """Whether a human wrote it: exactly ``source.kind == "user"`` (R2)."""
+    return message.source.kind == "user"
+
+
+# ---------------------------------------------------------------------- entries
+
+
+def _messages(value: object) -> tuple[UserMessage, ...]:
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+        raise InvalidInput(f"contexts must be a sequence of UserMessage, got {value!r}")
+    for item in value:
+        if not isinstance(item, UserMessage):
+            raise InvalidInput(f"a context must be a UserMessage, got {type(item).__name__}")
+    return tuple(value)
+
+
+def _message(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, UserMessage):
+        raise InvalidInput(f"message must be a UserMessage, got {type(value).__name__}")
+
+
+@attrs.frozen
+class Entry:
+    """One pending unit: a primary message, contexts admitted just before it, wakeup (R3)."""
+
+    message: UserMessage = attrs.field(validator=_message)
+    contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages)
+    wakeup: bool = attrs.field(validator=_strict_bool)
+
+    @property
+    def messages(self) -> tuple[UserMessage, ...]:
+        """Contexts, then the primary message: the order of admission and notices."""
+        return (*self.contexts, self.message)
+
+
+# ----------------------------------------------------------------------- inputs
+
+
+def _literal(expected: object) -> Any:
+    def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value != expected or type(value) is not type(expected):
+            raise InvalidInput(f"{attribute.name} must be {expected!r}, got {value!r}")
+
+    return check
+
+
+def _empty_contexts(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if value != ():
+        raise InvalidInput("an injection carries no contexts")
+
+
+@attrs.frozen
+class NextTurnInput:
+    """Deliver into next-turn; each such entry opens its own turn (R11)."""
+
+    message: UserMessage = attrs.field(validator=_message)
+    contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages)
+    target: Literal["next-turn"] = attrs.field(validator=_literal("next-turn"))
+    wakeup: bool = attrs.field(validator=_strict_bool)
+
+    def entry(self) -> Entry:
+        return Entry(self.message, self.contexts, self.wakeup)
+
+
+@attrs.frozen
+class SteerInput:
+    """Deliver into next-step and make the model run (R11)."""
+
+    message: UserMessage = attrs.field(validator=_message)
+    contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages)
+    target: Literal["next-step"] = attrs.field(validator=_literal("next-step"))
+    wakeup: Literal[True] = attrs.field(validator=_literal(True))
+
+    def entry(self) -> Entry:
+        return Entry(self.message, self.contexts, True)
+
+
+@attrs.frozen
+class InjectInput:
+    """Deliver model-facing context into next-step without running the model (R11)."""
+
+    message: UserMessage = attrs.field(validator=_message)
+    contexts: tuple[()] = attrs.field(converter=_messages, validator=_empty_contexts)
+    target: Literal["next-step"] = attrs.field(validator=_literal("next-step"))
+    wakeup: Literal[False] = attrs.field(validator=_literal(False))
+
+    def entry(self) -> Entry:
+        return Entry(self.message, (), False)
+
+
+ResolvedAgentInput: TypeAlias = NextTurnInput | SteerInput | InjectInput
+INPUT_TYPES: Final = (NextTurnInput, SteerInput, InjectInput)
+
+# ----------------------------------------------------------------------- causes
+
+
+@attrs.frozen
+class UserCause:
+    """A human asked to cancel."""
+
+    kind: ClassVar[Literal["user"]] = "user"
+
+
+@attrs.frozen
+class ParentCause:
+    """A parent agent or orchestrator asked to cancel."""
+
+    kind: ClassVar[Literal["parent"]] = "parent"
+
+
+@attrs.frozen
+class HookCause:
+    """A hook asked to cancel, saying why."""
+
+    kind: ClassVar[Literal["hook"]] = "hook"
+    reason: str = attrs.field(validator=_str)
+
+
+@attrs.frozen
+class DisposedCause:
+    """The agent is being disposed; only ``Dispose`` uses it (R21, R25)."""
+
+    kind: ClassVar[Literal["disposed"]] = "disposed"
+
+
+Cause: TypeAlias = UserCause | ParentCause | HookCause | DisposedCause
+CAUSE_TYPES: Final = (UserCause, ParentCause, HookCause, DisposedCause)
