@@ -198,6 +198,20 @@ class Found:
 
 
 @attrs.frozen
+class Claimed:
+    """Result of a claim: the new inbox and what left each list (R9)."""
+
+    inbox: Inbox
+    next_step: tuple[Entry, ...]
+    next_turn: tuple[Entry, ...]
+
+    @property
+    def batch(self) -> tuple[UserMessage, ...]:
+        """The pre-step batch: next-step before next-turn, each entry's contexts first."""
+        return batch_of(self.next_step + self.next_turn)
+
+
+@attrs.frozen
 class Spliced:
     """Result of one inbox splice: the new inbox and the normalized facts (R5)."""
 
@@ -292,6 +306,30 @@ class Inbox:
         seq = self._seq(found.target)
         return self._splice(
             found.target, seq, found.chunk, found.offset, found.position, 1, inserted
+        )
+
+    def claim(self, *, at_turn_start: bool) -> Claimed:
+        """Take all of next-step, then (at a turn boundary) the first next-turn entry (R9).
+
+        post: __return__.inbox.size("next-step") == 0
+        post: len(__return__.next_turn) <= (1 if at_turn_start else 0)
+        post: len(__return__.next_step) == self.size("next-step")
+        post: __return__.next_turn == self.next_turn[: len(__return__.next_turn)]
+        """
+        inbox = self
+        step = (
+            self.splice("next-step", 0, self.size("next-step"), ()) if self._step.length else None
+        )
+        if step is not None:
+            inbox = step.inbox
+        turn = None
+        if at_turn_start and self._turn.length:
+            turn = inbox.splice("next-turn", 0, 1, ())
+            inbox = turn.inbox
+        return Claimed(
+            inbox,
+            step.removed if step is not None else (),
+            turn.removed if turn is not None else (),
         )
 
     def _splice(

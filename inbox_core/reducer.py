@@ -96,8 +96,8 @@ from inbox_core.events import (
     TurnEndReason,
     TurnStarted,
 )
-from inbox_core.inbox import EMPTY_INBOX, Inbox, batch_of
-from inbox_core.values import Cause, DisposedCause, Entry, Target, UserMessage
+from inbox_core.inbox import EMPTY_INBOX, Inbox
+from inbox_core.values import Cause, DisposedCause, Entry, Target, UserMessage, route
 
 # ------------------------------------------------------------- awaited actions
 
@@ -336,23 +336,18 @@ class _Tx:
         self.claim_boundary(at_turn_start=True)
 
     def claim_boundary(self, *, at_turn_start: bool) -> None:
-        """Take next-step entries, and at a turn boundary the first next-turn one (R9)."""
+        """Claim at a boundary and await the pre-step decision on the batch (R9, R16)."""
         turn = self.last_turn
-        claimed_step = self.take("next-step", self.inbox.size("next-step"))
-        claimed_turn = self.take("next-turn", 1) if at_turn_start else ()
-        self.claim = Claim(claimed_step, claimed_turn)
-        batch = batch_of(claimed_step + claimed_turn)
+        claimed = self.inbox.claim(at_turn_start=at_turn_start)
+        self.inbox = claimed.inbox
+        if claimed.next_step:
+            self.record("next-step", 0, claimed.next_step, (), None)
+        if claimed.next_turn:
+            self.record("next-turn", 0, claimed.next_turn, (), None)
+        self.claim = Claim(claimed.next_step, claimed.next_turn)
+        batch = claimed.batch
         self.notes.extend(InboxClaimed(m, turn) for m in batch)
         self.awaiting = AwaitPreStep(turn, self.step + 1, batch)
-
-    def take(self, target: Target, count: int) -> tuple[Entry, ...]:
-        """A claim splice: a pure deletion from the head, no outcome (R5, R9)."""
-        if not count or not self.inbox.size(target):
-            return ()
-        result = self.inbox.splice(target, 0, count, ())
-        self.inbox = result.inbox
-        self.record(target, 0, result.removed, (), None)
-        return result.removed
 
     def start_step(self, messages: tuple[UserMessage, ...]) -> None:
         self.step += 1
@@ -427,8 +422,7 @@ class _Tx:
 
 
 def _send(tx: _Tx, command: Send) -> None:
-    entry = command.input.entry()
-    target = command.input.target
+    target, entry = route(command.input)
     tx.edit(target, tx.inbox.size(target), 0, (entry,))
     tx.wake_if_idle()
 

@@ -400,6 +400,18 @@ class InjectInput:
 ResolvedAgentInput: TypeAlias = NextTurnInput | SteerInput | InjectInput
 INPUT_TYPES: Final = (NextTurnInput, SteerInput, InjectInput)
 
+
+def route(value: ResolvedAgentInput) -> tuple[Target, Entry]:
+    """The list an input joins and the entry it becomes (R11, R12).
+
+    post: __return__[0] == value.target
+    post: __return__[1].wakeup == value.wakeup
+    post: __return__[1].message == value.message and __return__[1].contexts == value.contexts
+    post: __return__[0] == "next-turn" or __return__[1].wakeup or not __return__[1].contexts
+    """
+    return value.target, value.entry()
+
+
 # ----------------------------------------------------------------------- causes
 
 
