@@ -22,6 +22,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, chain
+from operator import itemgetter
 from typing import Final, TypeAlias
 
 import attrs
@@ -31,7 +32,7 @@ from inbox_core.errors import DuplicateMessageId
 from inbox_core.values import Entry, MessageId, Target, UserMessage
 
 Key: TypeAlias = tuple[int, ...]
-CHUNK: Final = 64
+CHUNK: Final = 128
 
 
 def normalize_splice(length: int, start: int, delete_count: int) -> tuple[int, int]:
@@ -92,22 +93,28 @@ def _rechunk(
     )
 
 
-class _Seq:
-    """One pending list: chunked entries sorted by order key, plus a waking count."""
+_last = itemgetter(-1)
 
-    __slots__ = ("items", "keys", "maxes", "length", "waking")
+
+class _Seq:
+    """One pending list: chunked entries sorted by order key, plus a waking count.
+
+    ``items`` and ``keys`` are parallel tuples of chunks. Appending at the end
+    and removing from the head (the common edits: sends and claims) touch only
+    the end chunk; other edits re-cut the chunks they touch.
+    """
+
+    __slots__ = ("items", "keys", "length", "waking")
 
     def __init__(
         self,
         items: tuple[tuple[Entry, ...], ...],
         keys: tuple[tuple[Key, ...], ...],
-        maxes: tuple[Key, ...],
         length: int,
         waking: int,
     ) -> None:
         self.items = items
         self.keys = keys
-        self.maxes = maxes
         self.length = length
         self.waking = waking
 
@@ -116,7 +123,7 @@ class _Seq:
 
     def locate(self, key: Key) -> tuple[int, int, int]:
         """Chunk, offset in chunk, and list position of the entry with ``key``."""
-        chunk = bisect_left(self.maxes, key)
+        chunk = bisect_left(self.keys, key, key=_last)
         offset = bisect_left(self.keys[chunk], key)
         return chunk, offset, sum(map(len, self.items[:chunk])) + offset
 
@@ -141,16 +148,56 @@ class _Seq:
         Returns the new list, the removed entries and the inserted entries' keys.
         """
         items, keys = self.items, self.keys
+        if count == 0 and (not items or (chunk == len(items) - 1 and offset == len(items[-1]))):
+            return self._append(inserted)
+        if count and not inserted and not chunk and not offset:
+            if count == self.length:
+                return _EMPTY_SEQ, self.entries(), []
+            head = items[0]
+            if count < len(head) and (len(head) - count >= CHUNK // 2 or len(items) == 1):
+                removed = head[:count]
+                waking = self.waking - sum(entry.wakeup for entry in removed)
+                return (
+                    _Seq(
+                        (head[count:], *items[1:]),
+                        (keys[0][count:], *keys[1:]),
+                        self.length - count,
+                        waking,
+                    ),
+                    removed,
+                    [],
+                )
+        return self._recut(chunk, offset, count, inserted)
+
+    def _append(self, inserted: Sequence[Entry]) -> tuple[_Seq, tuple[Entry, ...], list[Key]]:
+        items, keys = self.items, self.keys
+        new_keys = keys_between(keys[-1][-1] if keys else None, None, len(inserted))
+        waking = self.waking + sum(entry.wakeup for entry in inserted)
+        length = self.length + len(inserted)
+        if items and len(items[-1]) + len(inserted) <= CHUNK:
+            seq = _Seq(
+                (*items[:-1], items[-1] + tuple(inserted)),
+                (*keys[:-1], keys[-1] + tuple(new_keys)),
+                length,
+                waking,
+            )
+        else:
+            new_items, new_key_chunks = _rechunk(list(inserted), new_keys)
+            seq = _Seq(items + new_items, keys + new_key_chunks, length, waking)
+        return seq, (), new_keys
+
+    def _recut(
+        self, chunk: int, offset: int, count: int, inserted: Sequence[Entry]
+    ) -> tuple[_Seq, tuple[Entry, ...], list[Key]]:
+        """The general case: flatten the touched chunks, edit, cut again."""
+        items, keys = self.items, self.keys
         last = chunk
-        run_items: list[Entry] = []
-        run_keys: list[Key] = []
-        if items:
-            run_items.extend(items[chunk])
-            run_keys.extend(keys[chunk])
-            while len(run_items) < offset + count:
-                last += 1
-                run_items.extend(items[last])
-                run_keys.extend(keys[last])
+        run_items: list[Entry] = list(items[chunk])
+        run_keys: list[Key] = list(keys[chunk])
+        while len(run_items) < offset + count:
+            last += 1
+            run_items.extend(items[last])
+            run_keys.extend(keys[last])
         end = offset + count
         removed = tuple(run_items[offset:end])
         low = run_keys[offset - 1] if offset else (keys[chunk - 1][-1] if chunk else None)
@@ -173,14 +220,13 @@ class _Seq:
         seq = _Seq(
             items[:chunk] + new_items + items[last + 1 :],
             keys[:chunk] + new_key_chunks + keys[last + 1 :],
-            self.maxes[:chunk] + tuple(k[-1] for k in new_key_chunks) + self.maxes[last + 1 :],
             self.length - len(removed) + len(inserted),
             waking,
         )
         return seq, removed, new_keys
 
 
-_EMPTY_SEQ: Final = _Seq((), (), (), 0, 0)
+_EMPTY_SEQ: Final = _Seq((), (), 0, 0)
 
 _Slot: TypeAlias = "tuple[Target, Key] | None"
 """Index value: (list, order key) for a primary message, None for a context."""
