@@ -23,9 +23,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator, Sequence
 from itertools import accumulate, chain
 from operator import itemgetter
-from typing import Final, TypeAlias
+from typing import Final, NamedTuple, TypeAlias
 
-import attrs
 import immutables
 
 from inbox_core.errors import DuplicateMessageId
@@ -232,8 +231,7 @@ _Slot: TypeAlias = "tuple[Target, Key] | None"
 """Index value: (list, order key) for a primary message, None for a context."""
 
 
-@attrs.frozen
-class Found:
+class Found(NamedTuple):
     """Where a pending entry sits: its list, its position and the entry itself."""
 
     target: Target
@@ -243,8 +241,7 @@ class Found:
     offset: int
 
 
-@attrs.frozen
-class Claimed:
+class Claimed(NamedTuple):
     """Result of a claim: the new inbox and what left each list (R9)."""
 
     inbox: Inbox
@@ -257,8 +254,7 @@ class Claimed:
         return batch_of(self.next_step + self.next_turn)
 
 
-@attrs.frozen
-class Spliced:
+class Spliced(NamedTuple):
     """Result of one inbox splice: the new inbox and the normalized facts (R5)."""
 
     inbox: Inbox

@@ -14,7 +14,8 @@ work idle, the state has ``resume_required`` and ``Resume`` must come first.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from typing import Any
 
 from inbox_core.errors import DuplicateMessageId, ReplayError
 from inbox_core.events import (
@@ -30,6 +31,8 @@ from inbox_core.events import (
 from inbox_core.inbox import EMPTY_INBOX, Inbox
 from inbox_core.reducer import AgentState, Claim
 from inbox_core.values import TARGETS, Entry, GoalSource, UserMessage
+
+_NO_CLAIM = Claim()
 
 
 class _Invalid(Exception):
@@ -54,55 +57,63 @@ class _Fold:
         self.step = 0
         self.step_open = False
         self.admitting = False
-        self.claim = Claim()
+        self.claim = _NO_CLAIM
 
     def apply(self, event: DurableEvent) -> None:
-        admitting, self.admitting = self.admitting, False
-        if isinstance(event, InboxSpliced):
-            self.splice(event)
-        elif isinstance(event, MessageAdmitted):
-            if not admitting:
-                raise _Invalid("user/message must follow step/start or another user/message")
-            if not isinstance(event.message, UserMessage):
-                raise _Invalid("user/message does not hold a UserMessage")
-            self.admitting = True
-        elif isinstance(event, TurnStarted):
-            turn = _count(event.turn, "turn", 1)
-            if self.turn_open:
-                raise _Invalid(f"turn/start {turn} while turn {self.last_turn} is open")
-            if turn != self.last_turn + 1:
-                raise _Invalid(f"turn/start {turn} after turn {self.last_turn}")
-            if not self.inbox.has_waking:
-                raise _Invalid(f"turn/start {turn} with no waking entry pending")
-            self.last_turn = turn
-            self.turn_open = True
-            self.step = 0
-            self.claim = Claim()
-        elif isinstance(event, StepStarted):
-            self.check_turn(event.turn, "step/start")
-            step = _count(event.step, "step", 1)
-            if self.step_open or step != self.step + 1:
-                raise _Invalid(f"step/start {step} after step {self.step} of turn {event.turn}")
-            self.step = step
-            self.step_open = True
-            self.admitting = True
-            self.claim = Claim()
-        elif isinstance(event, StepEnded):
-            self.check_turn(event.turn, "step/end")
-            if not self.step_open or event.step != self.step:
-                raise _Invalid(f"step/end {event.step!r} does not close an open step")
-            self.step_open = False
-        elif isinstance(event, TurnEnded):
-            self.check_turn(event.turn, "turn/end")
-            if self.step_open:
-                raise _Invalid(f"turn/end {event.turn} with step {self.step} still open")
-            if not isinstance(event.reason, REASON_TYPES):
-                raise _Invalid(f"turn/end has an invalid reason {event.reason!r}")
-            self.turn_open = False
-            self.step = 0
-            self.claim = Claim()
-        else:
+        handler = _HANDLERS.get(type(event))
+        if handler is None:
             raise _Invalid(f"not a durable event: {event!r}")
+        admitting, self.admitting = self.admitting, False
+        handler(self, event, admitting)
+
+    def splice_event(self, event: InboxSpliced, _admitting: bool) -> None:
+        self.splice(event)
+
+    def admitted(self, event: MessageAdmitted, admitting: bool) -> None:
+        if not admitting:
+            raise _Invalid("user/message must follow step/start or another user/message")
+        if not isinstance(event.message, UserMessage):
+            raise _Invalid("user/message does not hold a UserMessage")
+        self.admitting = True
+
+    def turn_started(self, event: TurnStarted, _admitting: bool) -> None:
+        turn = _count(event.turn, "turn", 1)
+        if self.turn_open:
+            raise _Invalid(f"turn/start {turn} while turn {self.last_turn} is open")
+        if turn != self.last_turn + 1:
+            raise _Invalid(f"turn/start {turn} after turn {self.last_turn}")
+        if not self.inbox.has_waking:
+            raise _Invalid(f"turn/start {turn} with no waking entry pending")
+        self.last_turn = turn
+        self.turn_open = True
+        self.step = 0
+        self.claim = _NO_CLAIM
+
+    def step_started(self, event: StepStarted, _admitting: bool) -> None:
+        self.check_turn(event.turn, "step/start")
+        step = _count(event.step, "step", 1)
+        if self.step_open or step != self.step + 1:
+            raise _Invalid(f"step/start {step} after step {self.step} of turn {event.turn}")
+        self.step = step
+        self.step_open = True
+        self.admitting = True
+        self.claim = _NO_CLAIM
+
+    def step_ended(self, event: StepEnded, _admitting: bool) -> None:
+        self.check_turn(event.turn, "step/end")
+        if not self.step_open or event.step != self.step:
+            raise _Invalid(f"step/end {event.step!r} does not close an open step")
+        self.step_open = False
+
+    def turn_ended(self, event: TurnEnded, _admitting: bool) -> None:
+        self.check_turn(event.turn, "turn/end")
+        if self.step_open:
+            raise _Invalid(f"turn/end {event.turn} with step {self.step} still open")
+        if not isinstance(event.reason, REASON_TYPES):
+            raise _Invalid(f"turn/end has an invalid reason {event.reason!r}")
+        self.turn_open = False
+        self.step = 0
+        self.claim = _NO_CLAIM
 
     def check_turn(self, turn: object, what: str) -> None:
         if not self.turn_open or turn != self.last_turn:
@@ -118,8 +129,11 @@ class _Fold:
         start = _count(event.start, "start", 0)
         removed = _count(event.removed_count, "removedCount", 0)
         inserted = event.inserted
-        if not isinstance(inserted, tuple) or not all(isinstance(e, Entry) for e in inserted):
+        if not isinstance(inserted, tuple):
             raise _Invalid("inserted must be a tuple of entries")
+        for entry in inserted:
+            if not isinstance(entry, Entry):
+                raise _Invalid(f"inserted holds a non-entry {entry!r}")
         size = self.inbox.size(target)
         if start > size or start + removed > size:
             raise _Invalid(f"splice {start}+{removed} exceeds {target} of length {size}")
@@ -167,6 +181,16 @@ class _Fold:
             claim=self.claim,
             resume_required=stranded,
         )
+
+
+_HANDLERS: dict[type, Callable[[_Fold, Any, bool], None]] = {
+    InboxSpliced: _Fold.splice_event,
+    MessageAdmitted: _Fold.admitted,
+    TurnStarted: _Fold.turn_started,
+    StepStarted: _Fold.step_started,
+    StepEnded: _Fold.step_ended,
+    TurnEnded: _Fold.turn_ended,
+}
 
 
 def replay(events: Iterable[DurableEvent]) -> AgentState:
