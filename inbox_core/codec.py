@@ -5,9 +5,12 @@ accept the parsed data and rebuild the values. Round trips are lossless:
 ``event_from_json(event_to_json(e)) == e``.
 
 A decoder raises ``DecodeError`` when the document does not have the shape of
-the format (missing or unknown keys, wrong JSON types); a value rule broken
-inside a well-shaped document raises the same error constructing the value
-would (``InvalidInput``, ``InvalidSplice``).
+the format: not an object, missing or unknown keys, an unknown ``type`` or
+``kind`` tag, a wrong JSON type in an envelope field (event coordinates,
+entry flags, arrays). The fields of a value (a message's id, content and
+metadata, a source's fields, a command's arguments) are checked by the value's
+own constructor and raise its error (``InvalidInput``, ``InvalidSplice``), so
+a decoded command fails exactly as constructing it would.
 """
 
 from __future__ import annotations
@@ -350,6 +353,8 @@ _EVENT_DECODERS: dict[str, Callable[[object], DurableEvent]] = {
 def event_from_json(data: object) -> DurableEvent:
     """Decode ``{"type","data"}``; a log record's extra ``"seq"`` is accepted and ignored."""
     obj = _object(data, "durable event", ("type", "data"), ("seq",))
+    if not isinstance(obj["type"], str):
+        raise DecodeError(f"durable event: type must be a string, got {obj['type']!r}")
     decoder = _EVENT_DECODERS.get(obj["type"])
     if decoder is None:
         raise DecodeError(f"durable event: unknown type {obj['type']!r}")

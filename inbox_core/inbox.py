@@ -32,6 +32,9 @@ from inbox_core.values import Entry, MessageId, Target, UserMessage
 
 Key: TypeAlias = tuple[int, ...]
 CHUNK: Final = 128
+KEY_GAP: Final = 1 << 32
+MAX_KEY_LENGTH: Final = 4
+"""Past this many components the list is re-keyed (rare: adversarial insert patterns)."""
 
 
 def normalize_splice(length: int, start: int, delete_count: int) -> tuple[int, int]:
@@ -52,7 +55,9 @@ def keys_between(low: Key | None, high: Key | None, count: int) -> list[Key]:
     """``count`` strictly increasing keys, all strictly between ``low`` and ``high``.
 
     ``None`` means unbounded on that side. Keys are non-empty tuples of ints
-    compared lexicographically, so a gap always exists.
+    compared lexicographically, so a gap always exists. New keys are spaced
+    ``KEY_GAP`` apart where there is room and are never longer than needed:
+    at most one component longer than ``low`` or ``high``.
 
     pre: count >= 0
     pre: low is None or len(low) > 0
@@ -62,19 +67,32 @@ def keys_between(low: Key | None, high: Key | None, count: int) -> list[Key]:
     post: all(a < b for a, b in zip(__return__, __return__[1:]))
     post: low is None or all(low < k for k in __return__)
     post: high is None or all(k < high for k in __return__)
+    post: all(len(k) <= 1 + max(len(low or ()), len(high or ())) for k in __return__)
     """
     if low is None:
         if high is None:
-            return [(i,) for i in range(count)]
-        return [(high[0] - count + i,) for i in range(count)]
+            return [(KEY_GAP * i,) for i in range(count)]
+        return [(high[0] - KEY_GAP * (count - i),) for i in range(count)]
     if high is None:
-        return [(low[0] + 1 + i,) for i in range(count)]
-    depth = len(low)
-    if high[:depth] == low:
-        # high extends low: take the slots just below high's next component
+        return [(low[0] + KEY_GAP * (i + 1),) for i in range(count)]
+    depth = 0
+    while depth < len(low) and low[depth] == high[depth]:
+        depth += 1
+    prefix = low[:depth]
+    if depth == len(low):
+        # high extends low: below high's next component
         top = high[depth]
-        return [(*low, top - count + i) for i in range(count)]
-    return [(*low, i) for i in range(count)]
+        return [(*prefix, top - KEY_GAP * (count - i)) for i in range(count)]
+    room = high[depth] - low[depth]
+    if room > count:
+        # room in the first differing component: stay as short as low
+        step = room // (count + 1)
+        return [(*prefix, low[depth] + step * (i + 1)) for i in range(count)]
+    if depth + 1 < len(low):
+        # above low's next component, under high's prefix
+        after = low[depth + 1]
+        return [(*low[: depth + 1], after + KEY_GAP * (i + 1)) for i in range(count)]
+    return [(*low, KEY_GAP * i) for i in range(count)]
 
 
 def _rechunk(
@@ -119,6 +137,15 @@ class _Seq:
 
     def entries(self) -> tuple[Entry, ...]:
         return tuple(chain.from_iterable(self.items))
+
+    def rekeyed(self) -> _Seq:
+        """The same entries with fresh one-component keys (bounds key length)."""
+        keys: list[tuple[Key, ...]] = []
+        position = 0
+        for chunk in self.items:
+            keys.append(tuple((KEY_GAP * (position + i),) for i in range(len(chunk))))
+            position += len(chunk)
+        return _Seq(self.items, tuple(keys), self.length, self.waking)
 
     def locate(self, key: Key) -> tuple[int, int, int]:
         """Chunk, offset in chunk, and list position of the entry with ``key``."""
@@ -388,6 +415,9 @@ class Inbox:
         index = self._index
         if inserted:
             self._check_unique(inserted, removed)
+        rekey = any(len(key) > MAX_KEY_LENGTH for key in new_keys)
+        if rekey:
+            new_seq = new_seq.rekeyed()
         if removed or inserted:
             with index.mutate() as edit:
                 for entry in removed:
@@ -397,6 +427,10 @@ class Inbox:
                     for context in entry.contexts:
                         edit[context.id] = None
                     edit[entry.message.id] = (target, key)
+                if rekey:
+                    for chunk_items, chunk_keys in zip(new_seq.items, new_seq.keys, strict=True):
+                        for entry, key in zip(chunk_items, chunk_keys, strict=True):
+                            edit[entry.message.id] = (target, key)
                 index = edit.finish()
         if target == "next-turn":
             return Spliced(Inbox(new_seq, self._step, index), start, removed)

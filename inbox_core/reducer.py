@@ -199,6 +199,7 @@ class AgentState:
 
 
 _INITIAL: Final = AgentState()
+_STATE_FIELDS: Final = tuple(field.name for field in attrs.fields(AgentState))
 
 
 @attrs.frozen
@@ -254,8 +255,13 @@ class _Tx:
         self.notes: list[Notification] = []
 
     def finish(self) -> Transition:
-        if not self.durable and not self.notes:
-            return Transition(self.original, (), ())
+        original = self.original
+        if (
+            not self.durable
+            and not self.notes
+            and all(getattr(self, name) is getattr(original, name) for name in _STATE_FIELDS)
+        ):
+            return Transition(original, (), ())  # a no-op keeps the very same state
         state = AgentState(
             self.status,
             self.disposed,

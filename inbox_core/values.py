@@ -191,7 +191,7 @@ class PluginSource:
         if self.summary is not None:
             if not isinstance(self.summary, str):
                 raise InvalidInput("summary must be a str")
-            if "\n" in self.summary or "\r" in self.summary:
+            if self.summary.splitlines() not in ([], [self.summary]):
                 raise InvalidInput("a notice summary must be one line")
             if len(self.summary) > NOTICE_SUMMARY_MAX:
                 raise InvalidInput(

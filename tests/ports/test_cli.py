@@ -1,0 +1,399 @@
+"""The ``inbox-core`` command line, run in-process through ``main([...])``."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from inbox_core import DurableEvent, event_from_json, event_to_json
+from inbox_core.cli import main
+from inbox_core.vectors import read_vector
+
+ROOT = Path(__file__).resolve().parents[2]
+VECTORS = ROOT / "specs" / "vectors"
+Capture = pytest.CaptureFixture[str]
+
+
+def run(capsys: Capture, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def vector_log(name: str) -> list[DurableEvent]:
+    """The whole durable log of a vector: its seed, then every event its commands emitted."""
+    doc = read_vector(VECTORS / f"{name}.json")
+    events = [*doc.get("seed", []), *(e for s in doc["commands"] for e in s.get("durable", []))]
+    return [event_from_json(e) for e in events]
+
+
+def write_jsonl(path: Path, events: list[DurableEvent]) -> Path:
+    lines = [json.dumps({"seq": seq, **event_to_json(e)}) for seq, e in enumerate(events)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_sqlite(path: Path, events: list[DurableEvent]) -> Path:
+    shell = pytest.importorskip("inbox_core.shell")
+    with shell.SqliteLog(path) as log:
+        log.append(events)
+    return path
+
+
+# ----------------------------------------------------------------------- help
+
+
+def test_help_explains_every_command_and_the_exit_codes(capsys: Capture) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for command in ("demo", "replay", "vectors", "fuzz"):
+        assert command in out
+    assert "0  success" in out
+    assert "1  failure" in out
+    assert "2  usage error" in out
+    assert "inbox-core fuzz --examples 200 --seed 7" in out
+
+
+@pytest.mark.parametrize("command", ["demo", "replay", "vectors", "fuzz"])
+def test_each_command_has_help_with_examples(capsys: Capture, command: str) -> None:
+    code, out, _ = run(capsys, command, "--help")
+    assert code == 0
+    assert f"usage: inbox-core {command}" in out
+    assert "examples:" in out
+    assert f"inbox-core {command}" in out.split("examples:")[1]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [[], ["frobnicate"], ["replay"], ["fuzz", "--examples", "0"], ["fuzz", "--seed", "x"],
+     ["vectors", "a", "b"]],
+)  # fmt: skip
+def test_usage_errors_exit_2(capsys: Capture, argv: list[str]) -> None:
+    code, _, err = run(capsys, *argv)
+    assert code == 2
+    assert "usage: inbox-core" in err
+
+
+def test_python_m_inbox_core_help() -> None:
+    result = subprocess.run(
+        [sys.executable, "-m", "inbox_core", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: inbox-core")
+    assert "replay" in result.stdout
+
+
+# -------------------------------------------------------------------- vectors
+
+
+def test_vectors_pass(capsys: Capture) -> None:
+    code, out, _ = run(capsys, "vectors", str(VECTORS))
+    count = len(list(VECTORS.glob("*.json")))
+    assert code == 0
+    assert out.count("PASS  ") == count
+    assert out.splitlines()[-1] == f"{count} vectors: {count} passed, 0 failed"
+
+
+def test_vectors_default_directory(capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+    code, out, _ = run(capsys, "vectors", "-q")
+    assert code == 0
+    assert "PASS" not in out
+    assert out.strip().endswith("0 failed")
+
+
+def test_broken_vector_fails_with_a_diff(capsys: Capture, tmp_path: Path) -> None:
+    """R22, I9: a vector claiming that a keep_inbox cancel discards fails, with the diff."""
+    doc = read_vector(VECTORS / "cancel-keep-inbox.json")
+    step = next(s for s in doc["commands"] if s["command"]["type"] == "cancel")
+    step["notifications"].append(
+        {"type": "agent/inbox/discarded", "data": {"message": doc["commands"][2]["command"]
+                                                   ["input"]["message"]}}
+    )  # fmt: skip
+    (tmp_path / "broken.json").write_text(json.dumps(doc), encoding="utf-8")
+    shutil.copy(VECTORS / "inbox-clear.json", tmp_path)
+    code, out, _ = run(capsys, "vectors", str(tmp_path))
+    assert code == 1
+    assert "PASS  inbox-clear" in out
+    assert "FAIL  cancel-keep-inbox (broken.json): step 4 (cancel) differs" in out
+    assert "      --- expected (vector)" in out
+    assert '-      "type": "agent/inbox/discarded"' in out
+    assert out.splitlines()[-1] == "2 vectors: 1 passed, 1 failed"
+
+
+def test_vectors_single_file_and_errors(capsys: Capture, tmp_path: Path) -> None:
+    assert run(capsys, "vectors", str(VECTORS / "inbox-clear.json"))[0] == 0
+    code, _, err = run(capsys, "vectors", str(tmp_path / "nope"))
+    assert code == 1
+    assert "no such file or directory" in err
+    code, _, err = run(capsys, "vectors", str(tmp_path))
+    assert code == 1
+    assert "no *.json vectors" in err
+    (tmp_path / "bad.json").write_text("[", encoding="utf-8")
+    code, out, _ = run(capsys, "vectors", str(tmp_path))
+    assert code == 1
+    assert "FAIL  bad" in out
+
+
+# --------------------------------------------------------------------- replay
+
+
+def test_replay_sqlite_log_prints_the_projection(capsys: Capture, tmp_path: Path) -> None:
+    """R10, R28: replay prints the pending lists, last turn and goal rounds."""
+    path = write_sqlite(tmp_path / "log.db", vector_log("replay-full-session"))
+    before = path.read_bytes()
+    code, out, err = run(capsys, "replay", str(path))
+    assert code == 0, err
+    assert f"log: {path} (SQLite, " in out
+    assert "last turn: 2" in out
+    assert "open turn: none" in out
+    assert '[0] q [user] "q" (not waking +contexts cq)' in out
+    assert '[0] i [user] "i" (not waking)' in out
+    assert "goal rounds: g=1" in out
+    assert path.read_bytes() == before, "replay opens the log read-only"
+
+
+def test_replay_json_lines_json_output(capsys: Capture, tmp_path: Path) -> None:
+    """R10: the --json projection equals the vector's final projection."""
+    doc = read_vector(VECTORS / "claims-between-steps-next-step-only.json")
+    path = write_jsonl(tmp_path / "log.jsonl", vector_log(doc["name"]))
+    code, out, _ = run(capsys, "replay", str(path), "--json")
+    assert code == 0
+    shown = json.loads(out)
+    assert shown["format"] == "JSON Lines"
+    projection = shown["projection"]
+    for key in ("lastTurn", "openTurn", "openStep", "nextTurn", "nextStep", "goalRounds"):
+        assert projection[key] == doc["final"][key], key
+
+
+def test_replay_open_turn_and_events(capsys: Capture, tmp_path: Path) -> None:
+    """R27: a crash-orphaned turn is reported open; --events lists the log."""
+    path = write_jsonl(tmp_path / "log.jsonl", vector_log("resume-crash-mid-step")[:5])
+    code, out, _ = run(capsys, "replay", str(path), "--events")
+    assert code == 0
+    assert "open turn: 1, step 1 open" in out
+    assert "#1    turn/start             turn 1" in out
+    assert '#4    user/message           a [user] "a"' in out
+
+
+def test_replay_jsonl_without_seq(capsys: Capture, tmp_path: Path) -> None:
+    path = tmp_path / "plain.jsonl"
+    lines = [json.dumps(event_to_json(e)) for e in vector_log("delivery-followup-idle")]
+    path.write_text("\n".join(lines) + "\n\n", encoding="utf-8")
+    assert run(capsys, "replay", str(path))[0] == 0
+
+
+def _corrupt_row(path: Path, seq: int, text: str) -> None:
+    with sqlite3.connect(path) as conn:
+        conn.execute("UPDATE events SET event = ? WHERE seq = ?", (text, seq))
+    conn.close()
+
+
+@pytest.mark.parametrize(
+    ("corruption", "reason"),
+    [
+        ("{not json", "not JSON"),
+        ('{"type": "turn/start", "data": {"turn": "x"}}', "DecodeError"),
+        ('{"type": "turn/start", "data": {"turn": 9}}', "turn/start 9"),
+        ('{"type": "agent/inbox/spliced", "data": {"target": "next-turn", "start": 0,'
+         ' "removedCount": 0, "inserted": []}}', "removedCount is absent when 0"),
+    ],
+)  # fmt: skip
+def test_replay_corrupted_sqlite_event_names_its_seq(
+    capsys: Capture, tmp_path: Path, corruption: str, reason: str
+) -> None:
+    """R10, D12: one corrupted event in an SQLite log: exit 1 naming its seq."""
+    events = vector_log("turn-long-session")
+    path = write_sqlite(tmp_path / "log.db", events)
+    seq = next(i for i, e in enumerate(events) if e.type == "turn/start" and i > 10)
+    _corrupt_row(path, seq, corruption)
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 1
+    assert f"invalid log: seq {seq}: " in err
+    assert reason in err
+    assert f"the first bad event is seq {seq}" in err
+
+
+def test_replay_sqlite_seq_gap(capsys: Capture, tmp_path: Path) -> None:
+    path = write_sqlite(tmp_path / "log.db", vector_log("turn-long-session"))
+    with sqlite3.connect(path) as conn:
+        conn.execute("DELETE FROM events WHERE seq = 7")
+    conn.close()
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 1
+    assert "invalid log: seq 7: missing (the next stored record has seq 8)" in err
+
+
+@pytest.mark.parametrize(
+    ("line", "reason"),
+    [
+        ("{oops", "line 4 is not JSON"),
+        ('{"seq": 3, "type": "step/start", "data": {"turn": 1}}', "DecodeError"),
+        ('{"seq": 9, "type": "turn/start", "data": {"turn": 1}}', "has seq 9, expected 3"),
+        ('{"seq": 3, "type": "step/start", "data": {"turn": 5, "step": 1}}', "turn 5"),
+        ('{"seq": 3, "type": ["step/start"], "data": {}}', "type must be a string"),
+    ],
+)
+def test_replay_corrupted_json_lines_event_names_its_seq(
+    capsys: Capture, tmp_path: Path, line: str, reason: str
+) -> None:
+    """R10: one corrupted record of a JSON Lines log: exit 1 naming seq 3."""
+    path = write_jsonl(tmp_path / "log.jsonl", vector_log("turn-long-session"))
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[3] = line
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run(capsys, "replay", str(path))
+    assert code == 1
+    assert "(JSON Lines)" in out
+    assert err.startswith("invalid log: seq 3: ")
+    assert reason in err
+
+
+def test_replay_reports_the_earliest_bad_event(capsys: Capture, tmp_path: Path) -> None:
+    """A replay error before an undecodable record is the one reported."""
+    events = vector_log("turn-long-session")
+    path = write_jsonl(tmp_path / "log.jsonl", events)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    lines[2] = json.dumps({"seq": 2, "type": "turn/start", "data": {"turn": 4}})
+    lines[6] = "garbage"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, _, err = run(capsys, "replay", str(path))
+    assert code == 1
+    assert err.startswith("invalid log: seq 2: ")
+
+
+def test_replay_rejects_what_is_not_a_log(capsys: Capture, tmp_path: Path) -> None:
+    code, _, err = run(capsys, "replay", str(tmp_path / "missing.db"))
+    assert code == 1
+    assert "no such file" in err
+    binary = tmp_path / "blob.bin"
+    binary.write_bytes(b"\xff\xfe\x00junk")
+    code, _, err = run(capsys, "replay", str(binary))
+    assert code == 1
+    assert "neither an SQLite database nor UTF-8 JSON Lines" in err
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    code, _, err = run(capsys, "replay", str(other))
+    assert code == 1
+    assert "not an inbox-core SQLite log" in err
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("", encoding="utf-8")
+    code, out, _ = run(capsys, "replay", str(empty))
+    assert code == 0
+    assert "0 events" in out
+
+
+# ----------------------------------------------------------------------- demo
+
+
+def _demo(capsys: Capture, path: Path) -> str:
+    pytest.importorskip("inbox_core.shell")
+    code, out, err = run(capsys, "demo", "--log", str(path))
+    assert code == 0, err
+    return out
+
+
+def test_demo_runs_the_scripted_session(capsys: Capture, tmp_path: Path) -> None:
+    """R12, R17, R22, R27: followup, queue, inject, steer, keep_inbox cancel, crash and resume."""
+    out = _demo(capsys, tmp_path / "demo.db")
+    for line in [
+        '> followup(m1 "What is the weather in Paris?")',
+        '> queue(q1 "Also book a table for two")',
+        "> inject(i1, a calendar notice)",
+        '> (during turn 4, step 1) steer(s1 "Use Celsius")',
+        "> (during turn 5, step 1) cancel(keep_inbox=True)",
+        "  ~     agent/cancel-requested user",
+        "turn/end               turn 5: aborted (user)",
+        "> LoopAgent(EchoHost(), log=SqliteLog(path))",
+        "turn/end               turn 7: interrupted",
+        "turn/end               turn 8: completed",
+        "  ~     agent/disposed",
+    ]:
+        assert line in out, line
+    assert "#0    agent/inbox/spliced" in out
+    assert f"inspect it: inbox-core replay {tmp_path / 'demo.db'}" in out
+    code, replayed, _ = run(capsys, "replay", str(tmp_path / "demo.db"))
+    assert code == 0
+    assert "last turn: 8" in replayed
+
+
+def test_demo_output_is_deterministic(capsys: Capture, tmp_path: Path) -> None:
+    first = _demo(capsys, tmp_path / "a.db").replace(str(tmp_path / "a.db"), "PATH")
+    second = _demo(capsys, tmp_path / "b.db").replace(str(tmp_path / "b.db"), "PATH")
+    assert first == second
+
+
+def test_demo_refuses_an_existing_log(capsys: Capture, tmp_path: Path) -> None:
+    path = tmp_path / "demo.db"
+    path.write_text("x", encoding="utf-8")
+    code, _, err = run(capsys, "demo", "--log", str(path))
+    assert code == 1
+    assert "already exists" in err
+
+
+def test_demo_defaults_to_a_temporary_log(capsys: Capture) -> None:
+    pytest.importorskip("inbox_core.shell")
+    code, out, _ = run(capsys, "demo")
+    assert code == 0
+    path = Path(out.splitlines()[0].rsplit(" ", 1)[1])
+    try:
+        assert path.name == "demo.db"
+        assert path.is_file()
+    finally:
+        shutil.rmtree(path.parent)
+
+
+# ----------------------------------------------------------------------- fuzz
+
+
+def test_fuzz_runs_the_state_machine(capsys: Capture) -> None:
+    pytest.importorskip("hypothesis")
+    pytest.importorskip("inbox_core.testing")
+    code, out, _ = run(capsys, "fuzz", "--examples", "3", "--seed", "1", "--steps", "8")
+    assert code == 0
+    assert out.splitlines()[0] == (
+        "fuzz: 3 examples of up to 8 steps, seed 1 (invariants I1-I12 after every step)"
+    )
+    assert "  3/3 examples" in out
+    assert "fuzz: passed: 3 examples of up to 8 steps in " in out
+
+
+def test_fuzz_reports_a_failure(capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    testing = pytest.importorskip("inbox_core.testing")
+
+    def failing(**kwargs: Any) -> Any:
+        kwargs["progress"](1, kwargs["examples"])
+        return testing.FuzzSummary(1, kwargs["steps"], 0.25, "I3: idle with waking work")
+
+    monkeypatch.setattr(testing, "run_fuzz", failing)
+    code, out, _ = run(capsys, "fuzz", "--examples", "5", "--seed", "9")
+    assert code == 1
+    assert "fuzz: FAILED after 1 examples" in out
+    assert "I3: idle with waking work" in out
+    assert "reproduce: inbox-core fuzz --examples 5 --seed 9 --steps 50" in out
+
+
+def test_fuzz_without_hypothesis(capsys: Capture, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "hypothesis" else real(name)
+    )
+    code, _, err = run(capsys, "fuzz", "--examples", "1", "--seed", "0")
+    assert code == 1
+    assert "needs Hypothesis, which is not installed" in err
+    assert "pip install 'inbox-core[dev]'" in err

@@ -1,0 +1,1 @@
+"""Developer tools: vector generator and scenarios, rule table (not shipped)."""
