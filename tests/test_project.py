@@ -7,6 +7,8 @@ import importlib.util
 import re
 from pathlib import Path
 
+import pytest
+
 import inbox_core
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -122,3 +124,14 @@ def test_every_rule_is_specified_and_tested() -> None:
 def test_rule_table_is_fresh() -> None:
     """Run `python tools/rule_table.py` after adding or renaming tests."""
     assert _rule_table_module().main(["--check"]) == 0
+
+
+def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """README's examples (the shell, and embedding the reducer) run as written."""
+    monkeypatch.chdir(tmp_path)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(blocks) >= 2
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {"__name__": "readme_example"})
+    assert (tmp_path / "agent.db").exists()

@@ -1,0 +1,503 @@
+"""``LoopAgent``: the asyncio shell around the pure reducer (brief section 9, specs/shell.md).
+
+Every command goes through one path, ``_apply``::
+
+    transition = reduce(state, command)     # typed error -> raised, nothing changed
+    log.append(transition.durable)          # one call (one transaction) per command
+    state = transition.state                # commit; trip the turn's AbortSignal
+    queue transition.notifications          # then deliver, in commit order, never nested
+
+Delivery and edit methods are synchronous. The driver is one asyncio task,
+alive exactly while a turn is open: it reads ``state.awaiting``, awaits the
+matching ``Host`` hook and feeds the answer back through ``_apply`` as the
+report the core awaits. It is started by the command that opens a turn (a
+waking send while idle, from anywhere, subscribers included) and keeps going
+across consecutive turns, since the core opens the next turn inside the
+report that ends the previous one (R19).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Final, TypeVar
+
+from inbox_core.commands import (
+    Cancel,
+    Clear,
+    Command,
+    Completed,
+    Dispose,
+    Failed,
+    Move,
+    PreStepDecided,
+    PreStepFailed,
+    Reject,
+    Remove,
+    Replace,
+    Report,
+    Resume,
+    Send,
+    Splice,
+    StepFinished,
+    TurnStoppingDone,
+)
+from inbox_core.errors import InboxCoreError
+from inbox_core.events import Notification, Status
+from inbox_core.inbox import Inbox
+from inbox_core.reducer import (
+    AgentState,
+    Awaiting,
+    AwaitPreStep,
+    AwaitStep,
+    Transition,
+    reduce,
+)
+from inbox_core.replay import replay
+from inbox_core.shell.host import AbortSignal, Host
+from inbox_core.shell.logs import EventLog, MemoryLog
+from inbox_core.values import (
+    Entry,
+    HookCause,
+    InjectInput,
+    MessageId,
+    NextTurnInput,
+    ParentCause,
+    ResolvedAgentInput,
+    SteerInput,
+    Target,
+    UserCause,
+    UserMessage,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from inbox_core.agent import Agent
+
+__all__ = ["DriverStopped", "LoopAgent", "Subscriber"]
+
+logger: Final = logging.getLogger("inbox_core.shell")
+
+Subscriber = Callable[[Notification], None]
+T = TypeVar("T")
+
+
+class DriverStopped(RuntimeError):
+    """The driver could not record a report (the log failed, or a core bug); ``__cause__`` says why.
+
+    Raised by ``when_idle``/``aclose`` of an agent whose driver stopped: its
+    open turn can no longer progress. The log holds everything committed;
+    a new ``LoopAgent`` over it resumes (the turn closes ``interrupted``).
+    """
+
+
+class _Subscription:
+    __slots__ = ("active", "callback")
+
+    def __init__(self, callback: Subscriber) -> None:
+        self.callback = callback
+        self.active = True
+
+
+class _Raised:
+    """A hook's exception, carried back to the driver as a value."""
+
+    __slots__ = ("error",)
+
+    def __init__(self, error: BaseException) -> None:
+        self.error = error
+
+
+def _driver_cancelled() -> bool:
+    """Whether the current task itself is being cancelled (vs a hook raising CancelledError)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _describe(error: BaseException) -> tuple[str, str]:
+    """The ``(message, code)`` a host exception is reported with: ``str(error)``, class name."""
+    code = type(error).__name__
+    return (str(error) or code), code
+
+
+class LoopAgent:
+    """An ``Agent`` that drives ``host``'s model loop with asyncio (R11-R27).
+
+    ``log`` (default: a fresh ``MemoryLog``) is read at construction: a
+    non-empty log is replayed and ``Resume`` is applied (its events appended),
+    closing a turn a crash left open (``interrupted``) and reopening pending
+    waking work (R27). Notifications of construction are not announced: no
+    one can have subscribed yet. The driver needs a running event loop: built
+    inside one, pending work starts at once; built outside, the driver starts
+    on the first command issued, or ``when_idle``/``aclose`` awaited, inside a
+    running loop.
+    """
+
+    def __init__(self, host: Host, *, log: EventLog | None = None) -> None:
+        self._host = host
+        self._log: EventLog = MemoryLog() if log is None else log
+        self._subscriptions: tuple[_Subscription, ...] = ()
+        self._queue: deque[tuple[Notification, tuple[_Subscription, ...]]] = deque()
+        self._delivering = False
+        self._driver: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+        self._signal: AbortSignal | None = None
+        self._waiters: list[asyncio.Future[None]] = []
+        self._state = replay(self._log.read())
+        self._sync_signal()
+        self._apply(Resume())  # D8: a no-op unless the log needs it
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def state(self) -> AgentState:
+        """The current core state (immutable; replaced by every command)."""
+        return self._state
+
+    @property
+    def status(self) -> Status:
+        return self._state.status
+
+    @property
+    def inbox(self) -> Inbox:
+        """Both pending lists: ``.next_turn`` and ``.next_step`` tuples of entries."""
+        return self._state.inbox
+
+    @property
+    def log(self) -> EventLog:
+        return self._log
+
+    @property
+    def host(self) -> Host:
+        return self._host
+
+    @property
+    def signal(self) -> AbortSignal | None:
+        """The open (or last) turn's abort signal; None before the first turn."""
+        return self._signal
+
+    # --------------------------------------------------------------- delivery
+
+    def followup(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
+        """next-turn, waking: an ordinary prompt with a turn of its own (R12)."""
+        self._apply(Send(NextTurnInput(message, contexts, "next-turn", True)))
+
+    def queue(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
+        """next-turn, not waking: parked until a waking delivery runs the model (R12, R15)."""
+        self._apply(Send(NextTurnInput(message, contexts, "next-turn", False)))
+
+    def steer(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
+        """next-step, waking: joins the running turn at its next step boundary (R12, R17)."""
+        self._apply(Send(SteerInput(message, contexts, "next-step", True)))
+
+    def inject(self, message: UserMessage) -> None:
+        """next-step, not waking, no contexts: rides along with a later boundary (R12, R15)."""
+        self._apply(Send(InjectInput(message, (), "next-step", False)))
+
+    def send(self, input: ResolvedAgentInput) -> None:
+        """Deliver a resolved input (R11, R13, R14)."""
+        self._apply(Send(input))
+
+    # ------------------------------------------------------------------ edits
+
+    def replace(self, message_id: MessageId, message: UserMessage) -> bool:
+        """Swap a pending entry's primary message (R7); False (no-op) when not pending."""
+        return bool(self._apply(Replace(message_id, message)).durable)
+
+    def remove(self, message_id: MessageId) -> bool:
+        """Cancel one pending entry (R7); False (no-op) when not pending as a primary message."""
+        return bool(self._apply(Remove(message_id)).durable)
+
+    def move(self, message_id: MessageId, target: Target) -> None:
+        """Move a pending entry to the end of ``target`` (R8, D1, D2)."""
+        self._apply(Move(message_id, target))
+
+    def splice(
+        self, target: Target, start: int, delete_count: int, entries: Sequence[Entry] = ()
+    ) -> None:
+        """List-splice edit of one pending list (R5, R7, D14)."""
+        self._apply(Splice(target, start, delete_count, tuple(entries)))
+
+    def clear(self) -> None:
+        """Cancel every pending entry, next-step first (R7, D10); the turn goes on."""
+        self._apply(Clear())
+
+    # -------------------------------------------------------------- lifecycle
+
+    def cancel(
+        self, cause: UserCause | ParentCause | HookCause = UserCause(), *, keep_inbox: bool = False
+    ) -> None:
+        """Abort the live turn; without ``keep_inbox`` also cancel everything pending (R21-R23)."""
+        self._apply(Cancel(cause, keep_inbox))
+
+    def dispose(self) -> None:
+        """Synchronous ``Dispose`` (R25): ``aclose`` without the wait. Raises once disposed."""
+        self._apply(Dispose())
+
+    async def when_idle(self) -> None:
+        """Return once the agent is idle (R19).
+
+        It returns only when, at that moment, ``status == "idle"``: work that
+        arrives while waiting (also work that re-wakes the agent right after
+        an idle) is waited for too. Raises ``DriverStopped`` if the driver
+        failed, and ``RuntimeError`` when awaited from the driver itself (a
+        host hook waiting for its own turn to end would never return).
+        """
+        await self._wait_until(self._is_idle, "when_idle")
+
+    async def aclose(self) -> None:
+        """Dispose (unless already disposed) and wait until the agent converged (R25, D5).
+
+        Idempotent: a second (or concurrent) ``aclose`` does not raise; it
+        waits for the same convergence. The log is not closed (its owner does).
+        """
+        self._check_not_driver("aclose")
+        if not self._state.disposed:
+            self._apply(Dispose())
+        await self._wait_until(self._is_idle, "aclose")
+
+    def subscribe(self, callback: Subscriber) -> Callable[[], None]:
+        """Receive notifications of every command committed from now on, in commit order.
+
+        Returns the (idempotent) unsubscribe function: nothing is delivered to
+        the callback after it returns, even notifications already queued.
+        """
+        subscription = _Subscription(callback)
+        self._subscriptions = (*self._subscriptions, subscription)
+
+        def unsubscribe() -> None:
+            if subscription.active:
+                subscription.active = False
+                self._subscriptions = tuple(s for s in self._subscriptions if s.active)
+
+        return unsubscribe
+
+    def __repr__(self) -> str:
+        state = self._state
+        return (
+            f"LoopAgent(status={state.status!r}, last_turn={state.last_turn}, "
+            f"awaiting={state.awaiting!r}, disposed={state.disposed})"
+        )
+
+    # ------------------------------------------------------------ the commit
+
+    def _apply(self, command: Command) -> Transition:
+        transition = reduce(self._state, command)  # a typed error: nothing changed
+        self._record(transition)
+        return transition
+
+    def _record(self, transition: Transition) -> None:
+        """Append (one call per command), commit, then deliver notifications (never nested)."""
+        if transition.durable:
+            self._log.append(transition.durable)  # a log failure: nothing changed
+        self._state = transition.state
+        self._sync_signal()
+        if self._state.status == "idle":
+            self._wake_waiters()
+        if transition.notifications and self._subscriptions:
+            snapshot = self._subscriptions
+            self._queue.extend((note, snapshot) for note in transition.notifications)
+        self._ensure_driver()
+        self._deliver()
+
+    def _sync_signal(self) -> None:
+        """One AbortSignal per turn; trip it when the core marks the turn aborted (R23)."""
+        state = self._state
+        if state.status != "running":  # running exactly while a turn is open (D11)
+            return
+        signal = self._signal
+        if signal is None or signal.turn != state.last_turn:
+            signal = self._signal = AbortSignal(state.last_turn)
+        if state.abort_cause is not None:
+            signal.trip(state.abort_cause)
+
+    def _deliver(self) -> None:
+        """Deliver queued notifications; a reentrant call returns (the outer loop delivers)."""
+        if self._delivering:
+            return
+        self._delivering = True
+        try:
+            while self._queue:
+                note, subscriptions = self._queue.popleft()
+                for subscription in subscriptions:
+                    if not subscription.active:
+                        continue
+                    try:
+                        subscription.callback(note)
+                    except Exception as error:
+                        self._report_error(
+                            f"inbox_core.shell: subscriber {subscription.callback!r} raised "
+                            f"on {note.type}",
+                            error,
+                            notification=note,
+                        )
+        finally:
+            self._delivering = False
+
+    def _report_error(self, message: str, error: BaseException, **context: Any) -> None:
+        """Report an error nobody awaits: the running loop's exception handler, else logging."""
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            logger.error("%s", message, exc_info=error)
+            return
+        loop.call_exception_handler(
+            {"message": message, "exception": error, "agent": self, **context}
+        )
+
+    # ---------------------------------------------------------------- waiting
+
+    def _is_idle(self) -> bool:
+        return self._state.status == "idle"
+
+    def _wake_waiters(self) -> None:
+        waiters, self._waiters = self._waiters, []
+        for waiter in waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _check_not_driver(self, what: str) -> None:
+        if self._driver is not None and asyncio.current_task() is self._driver:
+            raise RuntimeError(
+                f"{what}() awaited from a host hook would wait for its own turn; "
+                "use cancel() or dispose() there"
+            )
+
+    async def _wait_until(self, ready: Callable[[], bool], what: str) -> None:
+        self._check_not_driver(what)
+        loop = asyncio.get_running_loop()
+        while True:
+            if ready():
+                return
+            if self._failure is not None:
+                raise DriverStopped("the driver stopped; the open turn cannot end") from (
+                    self._failure
+                )
+            self._ensure_driver()
+            waiter: asyncio.Future[None] = loop.create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
+
+    # ----------------------------------------------------------------- driver
+
+    def _ensure_driver(self) -> None:
+        """Start the driver if a turn is open and none runs (exactly one driver task)."""
+        if self._driver is not None or self._failure is not None or self._state.awaiting is None:
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return  # no running loop: started by the next command/await inside one
+        self._driver = loop.create_task(self._drive(), name=f"inbox_core.shell driver {id(self):x}")
+
+    async def _drive(self) -> None:
+        try:
+            while (awaiting := self._state.awaiting) is not None:
+                signal = self._signal
+                if signal is None or signal.turn != awaiting.turn:  # pragma: no cover - invariant
+                    raise RuntimeError(f"no abort signal for turn {awaiting.turn}")
+                await self._answer(awaiting, signal)
+        except Exception as error:
+            self._failure = error
+            self._report_error("inbox_core.shell: the driver stopped", error)
+        finally:
+            self._driver = None
+            if self._state.awaiting is not None:
+                self._wake_waiters()  # they restart a driver or raise DriverStopped
+
+    async def _invoke(self, call: Callable[[], Awaitable[T]]) -> T | _Raised:
+        """Await one hook to its end (never cancelled by the shell); capture its exception."""
+        try:
+            return await call()
+        except asyncio.CancelledError as error:
+            if _driver_cancelled():
+                raise  # the driver itself is cancelled (the loop shuts down)
+            return _Raised(error)
+        except Exception as error:
+            return _Raised(error)
+
+    async def _answer(self, awaiting: Awaiting, signal: AbortSignal) -> None:
+        """Ask the host what the core awaits and record the matching report."""
+        host = self._host
+        turn = awaiting.turn
+        if isinstance(awaiting, AwaitPreStep):
+            step = awaiting.step
+            if signal.aborted:  # D6: any report closes an aborted turn; ask nothing
+                self._submit(PreStepDecided(turn, step, Reject()))
+                return
+            batch = awaiting.batch
+            decision = await self._invoke(lambda: host.pre_step(turn, step, batch, signal))
+            self._submit_result(
+                awaiting,
+                decision,
+                lambda value: PreStepDecided(turn, step, value),
+                lambda message, code: PreStepFailed(turn, step, message, code),
+            )
+        elif isinstance(awaiting, AwaitStep):
+            step = awaiting.step
+            if signal.aborted:
+                self._submit(StepFinished(turn, step, Completed()))
+                return
+            outcome = await self._invoke(lambda: host.run_step(turn, step, signal))
+            self._submit_result(
+                awaiting,
+                outcome,
+                lambda value: StepFinished(turn, step, value),
+                lambda message, code: StepFinished(turn, step, Failed(message, code)),
+            )
+        else:
+            if not signal.aborted:
+                result = await self._invoke(lambda: host.turn_stopping(turn, signal))
+                if isinstance(result, _Raised):
+                    self._report_error(
+                        f"inbox_core.shell: host turn_stopping({turn}) raised; "
+                        "the turn goes on as if it returned",
+                        result.error,
+                        turn=turn,
+                    )
+            self._submit(TurnStoppingDone(turn))
+
+    def _submit_result(
+        self,
+        awaiting: Awaiting,
+        result: object,
+        answer: Callable[[Any], Report],
+        failure: Callable[[str, str], Report],
+    ) -> None:
+        """Record the hook's answer; a hook error, bad value or rejected report -> ``failure``."""
+        if isinstance(result, _Raised):
+            error = result.error
+        else:
+            try:
+                transition = reduce(self._state, answer(result))
+            except InboxCoreError as rejected:  # bad value (InvalidInput), D7 duplicate ids
+                error = rejected
+            else:
+                self._record(transition)
+                return
+        message, code = _describe(error)
+        logger.warning(
+            "host answer to %s of %r failed with %s; reported as a failure",
+            type(awaiting).__name__,
+            self._host,
+            code,
+            exc_info=error,
+        )
+        self._submit(failure(message, code))
+
+    def _submit(self, report: Report) -> None:
+        transition = reduce(self._state, report)  # answers ``awaiting``: cannot be rejected
+        self._record(transition)
+
+
+if TYPE_CHECKING:
+
+    def _is_agent(agent: LoopAgent) -> Agent:
+        return agent  # mypy: LoopAgent satisfies the structural Agent protocol
