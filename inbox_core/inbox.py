@@ -350,7 +350,13 @@ class Inbox:
         return iter(self._index)
 
     def find(self, message_id: MessageId) -> Found | None:
-        """The entry whose primary message has this id, or None (contexts are not entries)."""
+        """The entry whose primary message has this id, or None (contexts are not entries).
+
+        post: _ is None or _.entry == self.entries(_.target)[_.position]
+        post: _ is None or _.entry.message.id == message_id
+        post: _ is not None or all(e.message.id != message_id for e in self.next_turn)
+        post: _ is not None or all(e.message.id != message_id for e in self.next_step)
+        """
         slot = self._index.get(message_id)
         if slot is None:
             return None
@@ -418,7 +424,14 @@ class Inbox:
         rekey = any(len(key) > MAX_KEY_LENGTH for key in new_keys)
         if rekey:
             new_seq = new_seq.rekeyed()
-        if removed or inserted:
+        single = len(removed) + len(inserted) == 1 and not rekey
+        if single and not (removed or inserted)[0].contexts:
+            # one entry without contexts (a send, a claim, a remove): one map operation
+            if removed:
+                index = index.delete(removed[0].message.id)
+            else:
+                index = index.set(inserted[0].message.id, (target, new_keys[0]))
+        elif removed or inserted:
             with index.mutate() as edit:
                 for entry in removed:
                     for message in entry.messages:
@@ -437,6 +450,11 @@ class Inbox:
         return Spliced(Inbox(self._turn, new_seq, index), start, removed)
 
     def _check_unique(self, inserted: Sequence[Entry], removed: tuple[Entry, ...]) -> None:
+        if not removed and len(inserted) == 1 and not inserted[0].contexts:
+            message_id = inserted[0].message.id  # a send: one lookup, no sets
+            if message_id in self._index:
+                raise DuplicateMessageId(message_id)
+            return
         freed = {message.id for entry in removed for message in entry.messages}
         seen: set[MessageId] = set()
         index = self._index
@@ -465,7 +483,11 @@ class Inbox:
 
 
 def batch_of(entries: Sequence[Entry]) -> tuple[UserMessage, ...]:
-    """Messages of claimed entries in admission order: each entry's contexts, then it (R9)."""
+    """Messages of claimed entries in admission order: each entry's contexts, then it (R9).
+
+    post: len(_) == sum(len(entry.contexts) + 1 for entry in entries)
+    post: [m for m in _ if any(m is e.message for e in entries)] == [e.message for e in entries]
+    """
     return tuple(message for entry in entries for message in entry.messages)
 
 

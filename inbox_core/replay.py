@@ -14,10 +14,11 @@ work idle, the state has ``resume_required`` and ``Resume`` must come first.
 
 from __future__ import annotations
 
+from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from inbox_core.errors import DuplicateMessageId, ReplayError
+from inbox_core.errors import ReplayError
 from inbox_core.events import (
     REASON_TYPES,
     DurableEvent,
@@ -45,13 +46,73 @@ def _count(value: object, what: str, minimum: int) -> int:
     return value
 
 
+class _Pending:
+    """Both pending lists as a mutable scratch, for the fold only.
+
+    ``replay`` owns it alone and never returns it: the persistent ``Inbox`` is
+    built once, from the final lists, by ``_Fold.state``. A bad event leaves
+    the scratch half-edited, but ``replay`` then raises and drops it, so
+    nothing is partially applied to any returned value (R10). Deques make the
+    common edits (append at the end, claim from the head) O(1); other splices
+    rotate, O(min(start, length - start)) in C.
+    """
+
+    __slots__ = ("lists", "waking", "ids")
+
+    def __init__(self) -> None:
+        self.lists: dict[str, deque[Entry]] = {"next-turn": deque(), "next-step": deque()}
+        self.waking: dict[str, int] = {"next-turn": 0, "next-step": 0}
+        self.ids: set[str] = set()
+
+    @property
+    def has_waking(self) -> bool:
+        waking = self.waking
+        return bool(waking["next-turn"] or waking["next-step"])
+
+    def splice(
+        self, target: str, start: int, count: int, inserted: tuple[Entry, ...]
+    ) -> tuple[Entry, ...]:
+        """Apply an in-bounds splice; return the removed entries. Ids stay unique (R4)."""
+        entries = self.lists[target]
+        if not inserted and not start:
+            removed = tuple([entries.popleft() for _ in range(count)])
+        elif not count and start == len(entries):
+            removed = ()
+            entries.extend(inserted)
+        else:
+            entries.rotate(-start)
+            removed = tuple([entries.popleft() for _ in range(count)])
+            entries.extendleft(reversed(inserted))
+            entries.rotate(start)
+        ids = self.ids
+        waking = self.waking[target]
+        for entry in removed:
+            waking -= entry.wakeup
+            for message in entry.messages:
+                ids.discard(message.id)
+        for entry in inserted:
+            waking += entry.wakeup
+            for message in entry.messages:
+                if message.id in ids:
+                    raise _Invalid(f"message id {message.id!r} would be pending twice")
+                ids.add(message.id)
+        self.waking[target] = waking
+        return removed
+
+    def inbox(self) -> Inbox:
+        lists = self.lists
+        if not self.ids:
+            return EMPTY_INBOX
+        return Inbox.of(tuple(lists["next-turn"]), tuple(lists["next-step"]))
+
+
 class _Fold:
     """The projection under construction."""
 
-    __slots__ = ("inbox", "last_turn", "turn_open", "step", "step_open", "admitting", "claim")
+    __slots__ = ("pending", "last_turn", "turn_open", "step", "step_open", "admitting", "claim")
 
     def __init__(self) -> None:
-        self.inbox: Inbox = EMPTY_INBOX
+        self.pending = _Pending()
         self.last_turn = 0
         self.turn_open = False
         self.step = 0
@@ -82,7 +143,7 @@ class _Fold:
             raise _Invalid(f"turn/start {turn} while turn {self.last_turn} is open")
         if turn != self.last_turn + 1:
             raise _Invalid(f"turn/start {turn} after turn {self.last_turn}")
-        if not self.inbox.has_waking:
+        if not self.pending.has_waking:
             raise _Invalid(f"turn/start {turn} with no waking entry pending")
         self.last_turn = turn
         self.turn_open = True
@@ -134,7 +195,7 @@ class _Fold:
         for entry in inserted:
             if not isinstance(entry, Entry):
                 raise _Invalid(f"inserted holds a non-entry {entry!r}")
-        size = self.inbox.size(target)
+        size = len(self.pending.lists[target])
         if start > size or start + removed > size:
             raise _Invalid(f"splice {start}+{removed} exceeds {target} of length {size}")
         if not removed and not inserted:
@@ -147,16 +208,12 @@ class _Fold:
         is_claim = removed and outcome is None
         if is_claim:
             self.check_claim(target, start, removed, size, bool(inserted))
-        try:
-            result = self.inbox.splice(target, start, removed, inserted)
-        except DuplicateMessageId as error:
-            raise _Invalid(f"message id {error.message_id!r} would be pending twice") from None
-        self.inbox = result.inbox
+        gone = self.pending.splice(target, start, removed, inserted)
         if is_claim:
             if target == "next-step":
-                self.claim = Claim(self.claim.next_step + result.removed, self.claim.next_turn)
+                self.claim = Claim(self.claim.next_step + gone, self.claim.next_turn)
             else:
-                self.claim = Claim(self.claim.next_step, result.removed)
+                self.claim = Claim(self.claim.next_step, gone)
 
     def check_claim(self, target: str, start: int, removed: int, size: int, inserts: bool) -> None:
         """A removal without outcome is a claim: at a boundary, from the head (R9)."""
@@ -170,11 +227,11 @@ class _Fold:
             raise _Invalid("a turn claims one next-turn entry, at its first boundary (I7)")
 
     def state(self) -> AgentState:
-        stranded = self.turn_open or self.inbox.has_waking
+        stranded = self.turn_open or self.pending.has_waking
         return AgentState(
             status="running" if self.turn_open else "idle",
             last_turn=self.last_turn,
-            inbox=self.inbox,
+            inbox=self.pending.inbox(),
             turn_open=self.turn_open,
             step=self.step,
             step_open=self.step_open,

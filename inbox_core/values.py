@@ -315,12 +315,14 @@ def is_human_prompt(message: UserMessage) -> bool:
 
 
 def _messages(value: object) -> tuple[UserMessage, ...]:
-    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-        raise InvalidInput(f"contexts must be a sequence of UserMessage, got {value!r}")
+    if type(value) is not tuple:  # a tuple (the common case) skips the ABC checks
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
+            raise InvalidInput(f"contexts must be a sequence of UserMessage, got {value!r}")
+        value = tuple(value)
     for item in value:
         if not isinstance(item, UserMessage):
             raise InvalidInput(f"a context must be a UserMessage, got {type(item).__name__}")
-    return tuple(value)
+    return value
 
 
 def _message(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
