@@ -406,7 +406,8 @@ def input_from_json(data: object) -> ResolvedAgentInput:
     if target == "next-step" and wakeup is True:
         return SteerInput(message, contexts, target, wakeup)
     if target == "next-step":
-        return InjectInput(message, contexts, target, wakeup)
+        # decoded contexts are checked at run time: InvalidInput unless empty (R11)
+        return InjectInput(message, contexts, target, wakeup)  # type: ignore[arg-type]
     raise DecodeError(f"input: unknown target {target!r}")
 
 

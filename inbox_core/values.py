@@ -314,7 +314,7 @@ def is_human_prompt(message: UserMessage) -> bool:
 # ---------------------------------------------------------------------- entries
 
 
-def _messages(value: object) -> tuple[UserMessage, ...]:
+def _messages(value: Sequence[UserMessage]) -> tuple[UserMessage, ...]:
     if type(value) is not tuple:  # a tuple (the common case) skips the ABC checks
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
             raise InvalidInput(f"contexts must be a sequence of UserMessage, got {value!r}")
@@ -355,9 +355,11 @@ def _literal(expected: object) -> Any:
     return check
 
 
-def _empty_contexts(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
-    if value != ():
+def _no_contexts(value: tuple[()]) -> tuple[()]:
+    """An injection's contexts: typed as the empty tuple, so mypy rejects any (R11)."""
+    if _messages(value) != ():
         raise InvalidInput("an injection carries no contexts")
+    return ()
 
 
 @attrs.frozen
@@ -391,7 +393,7 @@ class InjectInput:
     """Deliver model-facing context into next-step without running the model (R11)."""
 
     message: UserMessage = attrs.field(validator=_message)
-    contexts: tuple[()] = attrs.field(converter=_messages, validator=_empty_contexts)
+    contexts: tuple[()] = attrs.field(converter=_no_contexts)
     target: Literal["next-step"] = attrs.field(validator=_literal("next-step"))
     wakeup: Literal[False] = attrs.field(validator=_literal(False))
 
