@@ -1,0 +1,125 @@
+"""Defensive branches of the pure core that no well-typed run reaches (R10, R26, formats).
+
+The reducer, replay and codec check what their static types already promise,
+because ports and decoders hand them data from outside. Each test feeds one
+such ill-typed value and asserts the typed rejection.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from inbox_core import (
+    AwaitPreStep,
+    DurableEvent,
+    Entry,
+    InboxSpliced,
+    InvalidInput,
+    JsonObject,
+    MessageAdmitted,
+    PluginSource,
+    ReplayError,
+    Resume,
+    SnapshotSection,
+    StepStarted,
+    TurnStarted,
+    UserMessage,
+    event_to_json,
+    notification_to_json,
+    reduce,
+    replay,
+)
+from inbox_core.values import freeze_json
+
+
+def m(message_id: str) -> UserMessage:
+    return UserMessage(message_id, message_id)
+
+
+WOKEN: list[DurableEvent] = [
+    InboxSpliced("next-turn", 0, 0, (Entry(m("a"), (), True),)),
+    TurnStarted(1),
+    InboxSpliced("next-turn", 0, 1, ()),
+    StepStarted(1, 1),
+]
+
+
+def test_encoders_reject_what_is_not_an_event() -> None:
+    with pytest.raises(TypeError):
+        event_to_json("turn/start")  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        notification_to_json(TurnStarted(1))  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("bad", "seq"),
+    [
+        (MessageAdmitted("not a message"), 4),  # type: ignore[arg-type]
+        (InboxSpliced("next-step", 0, 0, [Entry(m("b"), (), False)]), 4),  # type: ignore[arg-type]
+        (InboxSpliced("next-step", 0, 0, ("entry",)), 4),  # type: ignore[arg-type]
+        (InboxSpliced("next-step", 0, True, ()), 4),
+        (TurnStarted("2"), 4),  # type: ignore[arg-type]
+        (StepStarted(1, True), 4),
+    ],
+)
+def test_replay_rejects_ill_typed_events(bad: DurableEvent, seq: int) -> None:
+    with pytest.raises(ReplayError) as caught:
+        replay([*WOKEN, bad])
+    assert caught.value.seq == seq
+    assert isinstance(caught.value.reason, str)
+    assert caught.value.reason
+    assert str(caught.value) == f"event {seq}: {caught.value.reason}"
+
+
+def test_replay_rejects_a_bool_turn_number() -> None:
+    with pytest.raises(ReplayError) as caught:
+        replay([WOKEN[0], TurnStarted(True)])
+    assert caught.value.seq == 1
+
+
+def test_replay_keeps_a_claim_of_both_lists_whatever_the_order() -> None:
+    a, s = Entry(m("a"), (), True), Entry(m("s"), (), True)
+    log: list[DurableEvent] = [
+        InboxSpliced("next-turn", 0, 0, (a,)),
+        InboxSpliced("next-step", 0, 0, (s,)),
+        TurnStarted(1),
+        InboxSpliced("next-turn", 0, 1, ()),
+        InboxSpliced("next-step", 0, 1, ()),
+    ]
+    state = replay(log)
+    assert state.claim.next_turn == (a,)
+    assert state.claim.next_step == (s,)
+    resumed = reduce(state, Resume()).state
+    assert isinstance(resumed.awaiting, AwaitPreStep)
+    assert resumed.awaiting.batch == (m("s"), m("a"))
+
+
+def test_replay_error_keeps_seq_and_reason() -> None:
+    error = ReplayError(3, "why")
+    assert (error.seq, error.reason, str(error)) == (3, "why", "event 3: why")
+
+
+def test_snapshot_sections() -> None:
+    section = SnapshotSection("a", "b")
+    source = PluginSource("p", "snapshot", sections=[section, {"name": "c", "text": "d"}])
+    assert source.sections == (section, SnapshotSection("c", "d"))
+    for bad in (5, "ab", {"name": "a", "text": "b"}, [("a", "b")]):
+        with pytest.raises(InvalidInput):
+            PluginSource("p", "snapshot", sections=bad)
+
+
+def test_replay_rejects_what_is_not_an_event() -> None:
+    with pytest.raises(ReplayError) as caught:
+        replay([*WOKEN, "step/end"])  # type: ignore[list-item]
+    assert caught.value.seq == 4
+
+
+def test_json_object_is_a_frozen_mapping() -> None:
+    data = JsonObject({"a": [1, {"b": None}]})
+    assert len(data) == 1
+    assert list(data) == ["a"]
+    assert data == {"a": (1, JsonObject({"b": None}))}
+    assert data != 3
+    assert data.__eq__(3) is NotImplemented
+    assert hash(data) == hash(data) == hash(JsonObject({"a": [1, {"b": None}]}))
+    assert freeze_json(data) is data

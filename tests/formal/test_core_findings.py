@@ -1,0 +1,54 @@
+"""Core bugs found by the stateful machine, as minimal regression tests.
+
+Each test is the machine's shrunk command sequence. While a bug is open its
+test is a strict xfail; once the core is fixed the mark goes.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from inbox_core import (
+    AgentDisposed,
+    AgentState,
+    Cancel,
+    Dispose,
+    NextTurnInput,
+    Send,
+    SteerInput,
+    UserMessage,
+    reduce,
+)
+from inbox_core.testing import NaiveInbox
+
+
+def m(message_id: str) -> UserMessage:
+    return UserMessage(message_id, message_id)
+
+
+def test_dispose_after_a_cancel_disposes() -> None:
+    """Shrunk by the machine: steer(m0); cancel(user); dispose().
+
+    The cancel aborts turn 1 and empties the inbox; Dispose then had nothing
+    to clear or abort and emitted no event, and ``_Tx.finish`` returned the old
+    state, dropping ``disposed = True``: later commands were accepted (R25, D5).
+    Fixed in 08a078c ("silent Dispose kept").
+    """
+    state = AgentState.initial()
+    state = reduce(state, Send(SteerInput(m("m0"), (), "next-step", True))).state
+    state = reduce(state, Cancel()).state
+    disposed = reduce(state, Dispose())
+    assert disposed.state.disposed
+    with pytest.raises(AgentDisposed):
+        reduce(disposed.state, Send(NextTurnInput(m("m1"), (), "next-turn", True)))
+
+
+def test_the_oracle_disposes_after_a_cancel() -> None:
+    """The oracle follows R25 on the same sequence (that is how the bug was found)."""
+    oracle = NaiveInbox()
+    oracle.apply(Send(SteerInput(m("m0"), (), "next-step", True)))
+    oracle.apply(Cancel())
+    oracle.apply(Dispose())
+    assert oracle.disposed
+    with pytest.raises(AgentDisposed):
+        oracle.apply(Send(NextTurnInput(m("m1"), (), "next-turn", True)))
