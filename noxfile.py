@@ -80,6 +80,7 @@ def fuzz(session: nox.Session) -> None:
         "-p",
         "no:cacheprovider",
         "--durations=1",
+        "--timeout=0",  # a fuzz budget may run far past the per-test timeout
         *session.posargs,
         env=env,
     )

@@ -1,7 +1,7 @@
 """Tables from result files: ``python -m benchmarks.report RESULT.json [AFTER.json]``.
 
 With one file it prints the results table; with two it prints a before/after
-comparison (used for the core proposals in ``benchmarks/proposals/``).
+comparison (used for the core changes recorded in ``benchmarks/proposals/``).
 """
 
 from __future__ import annotations
