@@ -138,9 +138,11 @@ def test_r4_claimed_ids_are_free_again():
 def test_d7_enter_batch_with_a_repeated_id_raises_and_changes_nothing():
     """D7, R26: an Enter batch holding one MessageId twice -> DuplicateMessageId."""
     run = pending()
-    run.rejects(PreStepDecided(1, 1, Enter((msg("run"), msg("run")))), DuplicateMessageId)
-    run.rejects(PreStepDecided(1, 1, Enter((msg("x"), msg("run"), msg("x", "other")))),
-                DuplicateMessageId)
+    error = run.rejects(PreStepDecided(1, 1, Enter((msg("run"), msg("run")))), DuplicateMessageId)
+    assert error.message_id == "run"
+    error = run.rejects(PreStepDecided(1, 1, Enter((msg("x"), msg("run"), msg("x", "other")))),
+                        DuplicateMessageId)
+    assert error.message_id == "x"  # the repeated id, not the first or the last
 
 
 # ------------------------------------------------------------ malformed splices

@@ -203,7 +203,9 @@ def layout(mode: str, size: int, waking: int) -> tuple[Inbox, list[str]]:
     return inbox, names
 
 
-EDITS = ((0, 1), (1, 0), (3, 0), (2, 1), (0, 2), (CHUNK + 3, 0))
+# (delete_count, inserted): (1, 3) at a chunk's last entry takes its upper key
+# bound from the next chunk's first key, the one case no other edit reaches
+EDITS = ((0, 1), (1, 0), (3, 0), (2, 1), (0, 2), (1, 3), (CHUNK + 3, 0))
 
 
 @pytest.mark.parametrize("mode", ["bulk", "appends", "mixed"])
