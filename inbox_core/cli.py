@@ -46,6 +46,7 @@ from inbox_core.events import (
 from inbox_core.reducer import AgentState
 from inbox_core.replay import goal_rounds, replay
 from inbox_core.shell import AbortSignal, EchoHost, LoopAgent, SqliteLog
+from inbox_core.shell.logs import CorruptLog, iter_json_lines
 from inbox_core.values import (
     Cause,
     Entry,
@@ -241,22 +242,11 @@ def _read_json_lines(path: Path) -> tuple[list[DurableEvent], LogProblem | None]
     except UnicodeDecodeError:
         raise NotALog("neither an SQLite database nor UTF-8 JSON Lines") from None
     events: list[DurableEvent] = []
-    for number, line in enumerate(text.splitlines(), 1):
-        if not line.strip():
-            continue
-        seq = len(events)
-        try:
-            document = json.loads(line)
-        except ValueError as error:
-            return events, LogProblem(seq, f"line {number} is not JSON: {error}")
-        if isinstance(document, dict) and "seq" in document:
-            found = document["seq"]
-            if found != seq or isinstance(found, bool):
-                return events, LogProblem(seq, f"line {number} has seq {found!r}, expected {seq}")
-        try:
-            events.append(_decode(document, seq, f"line {number}: "))
-        except LogProblem as problem:
-            return events, problem
+    try:
+        for event in iter_json_lines(text):
+            events.append(event)  # the good prefix, kept for the report
+    except CorruptLog as error:
+        return events, LogProblem(error.seq, error.reason)
     return events, None
 
 

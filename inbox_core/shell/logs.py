@@ -19,7 +19,7 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from types import TracebackType
 from typing import Any, Final, Literal, Protocol
 
@@ -115,22 +115,31 @@ def from_json_lines(text: str) -> list[DurableEvent]:
     Blank lines are ignored. A document without ``seq`` is accepted at its
     position (the plain ``{"type","data"}`` form).
     """
-    events: list[DurableEvent] = []
-    for line in text.splitlines():
+    return list(iter_json_lines(text))
+
+
+def iter_json_lines(text: str) -> Iterator[DurableEvent]:
+    """``from_json_lines`` one event at a time: a reader keeps the good prefix.
+
+    The first bad line raises ``CorruptLog`` naming its seq and its line number.
+    """
+    seq = 0
+    for number, line in enumerate(text.splitlines(), 1):
         if not line.strip():
             continue
-        seq = len(events)
         try:
             document = json.loads(line)
         except ValueError as error:
-            raise CorruptLog(seq, f"line is not JSON: {error}") from None
-        if isinstance(document, dict) and "seq" in document and document["seq"] != seq:
-            raise CorruptLog(seq, f"expected seq {seq}, found {document['seq']!r}")
+            raise CorruptLog(seq, f"line {number} is not JSON: {error}") from None
+        if isinstance(document, dict) and "seq" in document:
+            found = document["seq"]
+            if found != seq or isinstance(found, bool):  # True == 1, but is no seq
+                raise CorruptLog(seq, f"line {number} has seq {found!r}, expected {seq}")
         try:
-            events.append(event_from_json(document))
+            yield event_from_json(document)
         except InboxCoreError as error:
-            raise CorruptLog(seq, f"{type(error).__name__}: {error}") from None
-    return events
+            raise CorruptLog(seq, f"line {number}: {type(error).__name__}: {error}") from None
+        seq += 1
 
 
 # ---------------------------------------------------------------------- SQLite

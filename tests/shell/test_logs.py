@@ -192,6 +192,16 @@ async def test_json_lines_round_trip_and_seq_check() -> None:
     assert info.value.seq == 1
     with pytest.raises(CorruptLog):
         from_json_lines('{"type":"turn/start","data":{"turn":"one"}}')
+    # the reason names the line (blank lines count), and a bool is no seq (True == 1)
+    with pytest.raises(CorruptLog) as info:
+        from_json_lines(lines[0] + "\n\n{oops\n")
+    assert (info.value.seq, info.value.reason.startswith("line 3 is not JSON")) == (1, True)
+    second = json.loads(lines[1])
+    second["seq"] = True
+    with pytest.raises(CorruptLog) as info:
+        from_json_lines(lines[0] + "\n" + json.dumps(second))
+    assert info.value.seq == 1
+    assert "has seq True, expected 1" in info.value.reason
 
 
 def test_sqlite_log_close_is_idempotent(tmp_path: Path) -> None:
