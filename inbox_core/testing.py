@@ -158,6 +158,7 @@ from inbox_core.events import (
     TurnEndReason,
     TurnStarted,
 )
+from inbox_core.inbox import Inbox
 from inbox_core.reducer import (
     AgentState,
     Awaiting,
@@ -698,6 +699,17 @@ def _same_state(a: AgentState, b: AgentState) -> bool:
     return a == b and a.projection() == b.projection()
 
 
+def _detached(state: AgentState) -> AgentState:
+    """An equal ``AgentState`` that shares no object with ``state`` but its values.
+
+    The inbox is rebuilt from its entries, so even an in-place change of the
+    inbox's internals shows as a difference (I11).
+    """
+    if type(state) is not AgentState:  # a port's own state: compared as it is
+        return state
+    return attrs.evolve(state, inbox=Inbox.of(state.next_turn, state.next_step))
+
+
 _STEPPING: Final = (Completed, MaxTokens)
 
 
@@ -894,6 +906,17 @@ def _check_restored(
         head = lists[target][: len(kept)]
         if head != kept:
             raise _fail("I12", f"Resume did not restore the unanswered {target} claim {kept!r}")
+    # D20: one insertion per list, at its head, next-step before next-turn, and
+    # before any turn the restored work opens
+    restores: list[str] = []
+    for event in resumed.durable:
+        if isinstance(event, TurnStarted):
+            break
+        if isinstance(event, InboxSpliced) and event.inserted:
+            restores.append(event.target)
+    expected = [target for target, kept in restored.items() if kept]
+    if restores != expected:
+        raise _fail("I12", f"Resume restored the lists in the order {restores}, not {expected}")
 
 
 def check_invariants(
@@ -1386,6 +1409,16 @@ def _awaiting_step(machine: InboxMachine) -> bool:
     return isinstance(machine.state.awaiting, AwaitStep)
 
 
+def _quiet_entry_promotable(machine: InboxMachine) -> bool:
+    state = machine.state
+    return (
+        state.status == "running"
+        and state.abort_cause is None
+        and not state.disposed
+        and any(not entry.wakeup for entry in state.next_turn)
+    )
+
+
 def _awaiting_turn_stopping(machine: InboxMachine) -> bool:
     return isinstance(machine.state.awaiting, AwaitTurnStopping)
 
@@ -1451,7 +1484,9 @@ class InboxMachine(RuleBasedStateMachine):
 
     def execute(self, command: object) -> Transition | InboxCoreError:
         """Run ``command`` on the implementation and the oracle, record and compare."""
-        before = self.state
+        # I11 compares the state after a command with this copy: an implementation
+        # that changed its state in place and then raised cannot hide behind identity
+        before = _detached(self.state)
         expected: InboxCoreError | None = None
         if self.oracle is not None:
             try:
@@ -1608,6 +1643,13 @@ class InboxMachine(RuleBasedStateMachine):
     def move(self, choice: int | MessageId, to: Target) -> None:
         self.execute(Move(self.pick(choice), to))
 
+    @precondition(_quiet_entry_promotable)
+    @rule(choice=st.integers(0, 7))
+    def promote_quiet_entry(self, choice: int) -> None:
+        """Move a parked queued entry to next-step during a live turn: it wakes (R8)."""
+        quiet = [e.message.id for e in self.state.next_turn if not e.wakeup]
+        self.execute(Move(quiet[choice % len(quiet)], "next-step"))
+
     @precondition(_live)
     @rule(cause=causes(), keep_inbox=st.booleans())
     def cancel(self, cause: UserCause | ParentCause | HookCause, keep_inbox: bool) -> None:
@@ -1702,6 +1744,24 @@ class InboxMachine(RuleBasedStateMachine):
     @rule()
     def step_max_tokens(self) -> None:
         self._step_finished(MaxTokens())
+
+    @precondition(_awaiting_step)
+    @rule(message=_MESSAGES)
+    def max_tokens_then_a_steered_step(self, message: UserMessage) -> None:
+        """Max-tokens, a steer at turn-stopping, a completed step: the turn still ends
+        max-tokens (R18: sticky), after the extra step the steer forced (R17)."""
+        self._step_finished(MaxTokens())
+        awaiting = self.state.awaiting
+        if isinstance(awaiting, AwaitTurnStopping):
+            self.execute(Send(SteerInput(self.fresh(message), (), "next-step", True)))
+            self.execute(TurnStoppingDone(awaiting.turn))
+        if isinstance(self.state.awaiting, AwaitPreStep):
+            self._pre_step(Enter(self._batch()))
+        if isinstance(self.state.awaiting, AwaitStep):
+            self._step_finished(Completed())
+        awaiting = self.state.awaiting
+        if isinstance(awaiting, AwaitTurnStopping):
+            self.execute(TurnStoppingDone(awaiting.turn))
 
     @precondition(_awaiting_step)
     @rule(message=_WORDS, code=st.sampled_from(["E1", "rate-limit"]))

@@ -35,6 +35,7 @@ from inbox_core import (
     InboxSpliced,
     InterruptedReason,
     MessageAdmitted,
+    NextTurnInput,
     Notification,
     PreStepDecided,
     Remove,
@@ -58,6 +59,7 @@ from inbox_core import (
 )
 from inbox_core.inbox import Inbox
 from inbox_core.testing import (
+    InboxMachine,
     InvariantViolation,
     Record,
     check_durable_log,
@@ -67,6 +69,7 @@ from inbox_core.testing import (
     check_replay,
     check_resume,
     check_state,
+    run_fuzz,
 )
 
 
@@ -593,6 +596,52 @@ def test_i12_resume_restores_the_claim() -> None:
     # turn 1 interrupted, its claim restored, and claimed again by turn 2
     assert isinstance(resumed.state.awaiting, AwaitPreStep)
     assert resumed.state.awaiting.batch == (m("c"), m("s"), m("t"))
+
+
+def test_i12_d20_resume_restores_next_step_before_next_turn() -> None:
+    queued = Send(NextTurnInput(m("q"), (), "next-turn", False))
+    _, log, _, _ = run(queued, STEER)  # turn 1 claimed s (next-step) and q (next-turn)
+    resumed = check_resume(log)
+    restores = [e.target for e in resumed.durable if isinstance(e, InboxSpliced) and e.inserted]
+    assert restores[:2] == ["next-step", "next-turn"]
+
+    def next_turn_first(state: AgentState, command: Command) -> Transition:
+        transition = reduce(state, command)
+        if not isinstance(command, Resume):
+            return transition
+        events = list(transition.durable)
+        spots = [i for i, e in enumerate(events) if isinstance(e, InboxSpliced) and e.inserted]
+        if len(spots) < 2:  # the second Resume check_resume runs: nothing to restore
+            return transition
+        first, second = spots[:2]
+        events[first], events[second] = events[second], events[first]
+        return Transition(transition.state, tuple(events), transition.notifications)
+
+    violated("I12", lambda: check_resume(log, reduce_fn=next_turn_first))
+
+
+class ChangesStateThenRejects(InboxMachine):
+    """An implementation that edits its state in place before it raises (I11)."""
+
+    check_every_prefix = False
+
+    def make_oracle(self) -> None:
+        return None
+
+    def apply(self, command: Command) -> Transition:
+        try:
+            return reduce(self.state, command)
+        except UnexpectedReport:
+            if self.state.turn_open:  # a state this run made, not a shared initial one
+                object.__setattr__(self.state, "last_turn", self.state.last_turn + 7)
+            raise
+
+
+def test_i11_the_machine_sees_a_state_changed_in_place_before_a_rejection() -> None:
+    summary = run_fuzz(examples=20, steps=20, seed=3, machine=ChangesStateThenRejects)
+    assert summary.failure is not None
+    assert "I11" in summary.failure
+    assert "a rejected command changed the state" in summary.failure
 
 
 # ------------------------------------------------------------------ whole runs pass
