@@ -39,6 +39,19 @@ class ResumeRequired(InboxCoreError):
     """The replayed log left a turn open (or work unstarted); apply ``Resume`` first (R27)."""
 
 
+class MaintenanceUnavailable(InboxCoreError):
+    """Maintenance begins only while the agent is idle (R31)."""
+
+
+class LogOwned(InboxCoreError):
+    """Another live writer owns this agent's log; nothing was written (R29)."""
+
+
+class LogFenced(InboxCoreError):
+    """This log object does not own the log (never acquired, released, or taken over); the
+    append wrote nothing (R29)."""
+
+
 class ReplayError(InboxCoreError):
     """A durable event is inconsistent with the projection built so far (R10).
 
