@@ -43,10 +43,11 @@ from inbox_core.events import (
     TurnEnded,
     TurnStarted,
 )
-from inbox_core.reducer import AgentState
-from inbox_core.replay import goal_rounds, replay
+from inbox_core.history import goal_rounds
+from inbox_core.replay import replay
 from inbox_core.shell import AbortSignal, EchoHost, LoopAgent, SqliteLog
 from inbox_core.shell.logs import CorruptLog, iter_json_lines
+from inbox_core.state import AgentState
 from inbox_core.values import (
     Cause,
     Entry,

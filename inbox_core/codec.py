@@ -19,6 +19,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
 from inbox_core.commands import (
+    BeginMaintenance,
     Cancel,
     Clear,
     Command,
@@ -26,6 +27,7 @@ from inbox_core.commands import (
     Continue,
     Decision,
     Dispose,
+    EndMaintenance,
     Enter,
     Failed,
     MaxTokens,
@@ -44,13 +46,16 @@ from inbox_core.commands import (
 )
 from inbox_core.errors import DecodeError
 from inbox_core.events import (
+    HOST_PREFIX,
     AbortedReason,
+    AgentError,
     BlockedReason,
     CancelRequested,
     CompletedReason,
     Disposed,
     DurableEvent,
     ErrorReason,
+    HostRecord,
     InboxClaimed,
     InboxDiscarded,
     InboxInserted,
@@ -63,6 +68,7 @@ from inbox_core.events import (
     StatusChanged,
     StepEnded,
     StepStarted,
+    TurnAborted,
     TurnEnded,
     TurnEndReason,
     TurnStarted,
@@ -300,6 +306,10 @@ def event_to_json(event: DurableEvent) -> dict[str, Any]:
         data = {"turn": event.turn, "step": event.step}
     elif isinstance(event, TurnEnded):
         data = {"turn": event.turn, "reason": reason_to_json(event.reason)}
+    elif isinstance(event, TurnAborted):
+        data = {"turn": event.turn, "cause": cause_to_json(event.cause)}
+    elif isinstance(event, HostRecord):
+        return {"type": event.type, "data": thaw_json(event.data)}
     else:
         raise TypeError(f"not a durable event: {event!r}")
     return {"type": event.type, "data": data}
@@ -340,12 +350,18 @@ def _turn_end(data: object) -> TurnEnded:
     return TurnEnded(_int(obj["turn"], "turn/end turn"), reason_from_json(obj["reason"]))
 
 
+def _turn_abort(data: object) -> TurnAborted:
+    obj = _object(data, "turn/abort", ("turn", "cause"))
+    return TurnAborted(_int(obj["turn"], "turn/abort turn"), cause_from_json(obj["cause"]))
+
+
 _EVENT_DECODERS: dict[str, Callable[[object], DurableEvent]] = {
     "agent/inbox/spliced": _splice_from_json,
     "turn/start": _turn_start,
     "step/start": lambda data: StepStarted(*_turn_step(data, "step/start")),
     "user/message": lambda data: MessageAdmitted(message_from_json(data)),
     "step/end": lambda data: StepEnded(*_turn_step(data, "step/end")),
+    "turn/abort": _turn_abort,
     "turn/end": _turn_end,
 }
 
@@ -355,6 +371,8 @@ def event_from_json(data: object) -> DurableEvent:
     obj = _object(data, "durable event", ("type", "data"), ("seq",))
     if not isinstance(obj["type"], str):
         raise DecodeError(f"durable event: type must be a string, got {obj['type']!r}")
+    if obj["type"].startswith(HOST_PREFIX):
+        return HostRecord(obj["type"], obj["data"])  # any JSON, kept verbatim (R30)
     decoder = _EVENT_DECODERS.get(obj["type"])
     if decoder is None:
         raise DecodeError(f"durable event: unknown type {obj['type']!r}")
@@ -378,6 +396,12 @@ def notification_to_json(notification: Notification) -> dict[str, Any]:
         data = {"cause": cause_to_json(notification.cause)}
     elif isinstance(notification, Disposed):
         data = {}
+    elif isinstance(notification, AgentError):
+        data = {
+            "turn": notification.turn,
+            "step": notification.step,
+            "error": {"message": notification.message, "code": notification.code},
+        }
     else:
         raise TypeError(f"not a notification: {notification!r}")
     return {"type": notification.type, "data": data}
@@ -456,8 +480,34 @@ def outcome_from_json(data: object) -> StepOutcome:
     return _PLAIN_OUTCOMES[kind]()
 
 
+def records_to_json(records: tuple[HostRecord, ...]) -> list[dict[str, Any]]:
+    return [event_to_json(record) for record in records]
+
+
+def _records_from_json(data: object) -> tuple[HostRecord, ...]:
+    def record(item: object) -> HostRecord:
+        event = event_from_json(item)
+        if not isinstance(event, HostRecord):
+            raise DecodeError(f"records: {event.type!r} is not a host record")
+        return event
+
+    return _list(data, "records", record)
+
+
 def command_to_json(command: Command) -> dict[str, Any]:
-    """The vectors' command form: ``{"type": <kebab-case name>, ...fields}``."""
+    """The vectors' command form: ``{"type": <kebab-case name>, ...fields}``.
+
+    A report's (and ``end-maintenance``'s) ``records`` key is written only when
+    it holds records.
+    """
+    out = _command_to_json(command)
+    records = getattr(command, "records", ())
+    if records:
+        out["records"] = records_to_json(records)
+    return out
+
+
+def _command_to_json(command: Command) -> dict[str, Any]:
     if isinstance(command, Send):
         return {"type": "send", "input": input_to_json(command.input)}
     if isinstance(command, Splice):
@@ -508,7 +558,15 @@ def command_to_json(command: Command) -> dict[str, Any]:
         }
     if isinstance(command, TurnStoppingDone):
         return {"type": "turn-stopping-done", "turn": command.turn}
-    return {"type": {Clear: "clear", Dispose: "dispose", Resume: "resume"}[type(command)]}
+    return {
+        "type": {
+            Clear: "clear",
+            Dispose: "dispose",
+            Resume: "resume",
+            BeginMaintenance: "begin-maintenance",
+            EndMaintenance: "end-maintenance",
+        }[type(command)]
+    }
 
 
 def _cancel_from_json(obj: Mapping[str, Any]) -> Cancel:
@@ -537,20 +595,37 @@ _COMMANDS: dict[str, tuple[tuple[str, ...], Callable[[Mapping[str, Any]], Comman
     "cancel": (("cause", "keepInbox"), _cancel_from_json),
     "dispose": ((), lambda o: Dispose()),
     "resume": ((), lambda o: Resume()),
+    "begin-maintenance": ((), lambda o: BeginMaintenance()),
+    "end-maintenance": ((), lambda o: EndMaintenance(_records(o))),
     "pre-step-decided": (
         ("turn", "step", "decision"),
-        lambda o: PreStepDecided(o["turn"], o["step"], decision_from_json(o["decision"])),
+        lambda o: PreStepDecided(
+            o["turn"], o["step"], decision_from_json(o["decision"]), _records(o)
+        ),
     ),
     "pre-step-failed": (
         ("turn", "step", "message", "code"),
-        lambda o: PreStepFailed(o["turn"], o["step"], o["message"], o["code"]),
+        lambda o: PreStepFailed(o["turn"], o["step"], o["message"], o["code"], _records(o)),
     ),
     "step-finished": (
         ("turn", "step", "outcome"),
-        lambda o: StepFinished(o["turn"], o["step"], outcome_from_json(o["outcome"])),
+        lambda o: StepFinished(o["turn"], o["step"], outcome_from_json(o["outcome"]), _records(o)),
     ),
-    "turn-stopping-done": (("turn",), lambda o: TurnStoppingDone(o["turn"])),
+    "turn-stopping-done": (("turn",), lambda o: TurnStoppingDone(o["turn"], _records(o))),
 }
+_WITH_RECORDS = frozenset(
+    (
+        "end-maintenance",
+        "pre-step-decided",
+        "pre-step-failed",
+        "step-finished",
+        "turn-stopping-done",
+    )
+)
+
+
+def _records(obj: Mapping[str, Any]) -> tuple[HostRecord, ...]:
+    return _records_from_json(obj.get("records", []))
 
 
 def command_from_json(data: object) -> Command:
@@ -560,4 +635,5 @@ def command_from_json(data: object) -> Command:
     if row is None:
         raise DecodeError(f"command: unknown type {data['type']!r}")
     keys, build = row
-    return build(_object(data, f"{data['type']} command", ("type", *keys)))
+    optional = ("records",) if data["type"] in _WITH_RECORDS else ()
+    return build(_object(data, f"{data['type']} command", ("type", *keys), optional))

@@ -12,6 +12,7 @@ from typing import Any, TypeAlias
 import attrs
 
 from inbox_core.errors import InvalidInput, InvalidSplice
+from inbox_core.events import HostRecord
 from inbox_core.values import (
     INPUT_TYPES,
     TARGETS,
@@ -78,6 +79,20 @@ def _enter_messages(value: object) -> tuple[UserMessage, ...]:
         if not isinstance(item, UserMessage):
             raise InvalidInput(f"an entering message must be a UserMessage, got {item!r}")
     return tuple(value)
+
+
+def _records(value: object) -> tuple[HostRecord, ...]:
+    if not isinstance(value, (list, tuple)):
+        raise InvalidInput(f"records must be a sequence of HostRecord, got {value!r}")
+    for item in value:
+        if not isinstance(item, HostRecord):
+            raise InvalidInput(f"a record must be a HostRecord ('host/<name>'), got {item!r}")
+    return tuple(value)
+
+
+def _records_field() -> Any:
+    """The optional last field of every report: host records appended first (R30)."""
+    return attrs.field(default=(), converter=_records, kw_only=False)
 
 
 # ---------------------------------------------------------------- caller commands
@@ -151,6 +166,11 @@ class Resume:
     """Close a turn a crash left open and restore its unanswered claim (R27)."""
 
 
+@attrs.frozen
+class BeginMaintenance:
+    """Start a between-turn job; accepted only while idle (R31)."""
+
+
 # -------------------------------------------------------------------- decisions
 
 
@@ -208,6 +228,7 @@ class PreStepDecided:
     turn: int = attrs.field(validator=_turn)
     step: int = attrs.field(validator=_turn)
     decision: Decision = attrs.field(validator=_instance(Enter, Reject, what="Enter or Reject"))
+    records: tuple[HostRecord, ...] = _records_field()
 
 
 @attrs.frozen
@@ -218,6 +239,7 @@ class PreStepFailed:
     step: int = attrs.field(validator=_turn)
     message: str = attrs.field(validator=_str)
     code: str = attrs.field(validator=_str)
+    records: tuple[HostRecord, ...] = _records_field()
 
 
 @attrs.frozen
@@ -229,6 +251,7 @@ class StepFinished:
     outcome: StepOutcome = attrs.field(
         validator=_instance(Continue, Completed, MaxTokens, Failed, what="a step outcome")
     )
+    records: tuple[HostRecord, ...] = _records_field()
 
 
 @attrs.frozen
@@ -236,10 +259,20 @@ class TurnStoppingDone:
     """Answer to ``AwaitTurnStopping``: listeners ran (and may have steered)."""
 
     turn: int = attrs.field(validator=_turn)
+    records: tuple[HostRecord, ...] = _records_field()
 
 
-Report: TypeAlias = PreStepDecided | PreStepFailed | StepFinished | TurnStoppingDone
-REPORT_TYPES = (PreStepDecided, PreStepFailed, StepFinished, TurnStoppingDone)
+@attrs.frozen
+class EndMaintenance:
+    """The maintenance job ended; its records are appended first (R30, R31)."""
+
+    records: tuple[HostRecord, ...] = _records_field()
+
+
+Report: TypeAlias = (
+    PreStepDecided | PreStepFailed | StepFinished | TurnStoppingDone | EndMaintenance
+)
+REPORT_TYPES = (PreStepDecided, PreStepFailed, StepFinished, TurnStoppingDone, EndMaintenance)
 
 Command: TypeAlias = (
     Send
@@ -251,6 +284,8 @@ Command: TypeAlias = (
     | Cancel
     | Dispose
     | Resume
+    | BeginMaintenance
+    | EndMaintenance
     | PreStepDecided
     | PreStepFailed
     | StepFinished

@@ -8,14 +8,15 @@ batch envelope; the durable splice owns those facts (R5, R6). Each class has a
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias
 
 import attrs
 
-from inbox_core.values import Cause, Entry, Target, UserMessage
+from inbox_core.errors import InvalidInput
+from inbox_core.values import CAUSE_TYPES, Cause, Entry, JsonValue, Target, UserMessage, freeze_json
 
 Outcome: TypeAlias = Literal["canceled", "moved"]
-Status: TypeAlias = Literal["idle", "running"]
+Status: TypeAlias = Literal["idle", "running", "maintenance"]
 
 # ------------------------------------------------------------- turn-end reasons
 
@@ -130,10 +131,59 @@ class TurnEnded:
     reason: TurnEndReason
 
 
+@attrs.frozen
+class TurnAborted:
+    """The first abort of a live turn, written by the command that marked it (R23)."""
+
+    type: ClassVar[Literal["turn/abort"]] = "turn/abort"
+    turn: int
+    cause: Cause = attrs.field(validator=lambda _i, _a, v: _cause(v))
+
+
+def _cause(value: object) -> None:
+    if not isinstance(value, CAUSE_TYPES):
+        raise InvalidInput(f"turn/abort needs a cause, got {value!r}")
+
+
+HOST_PREFIX: Final = "host/"
+
+
+def _host_type(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if not isinstance(value, str) or not value.startswith(HOST_PREFIX) or value == HOST_PREFIX:
+        raise InvalidInput(f"a host record type is 'host/<name>', got {value!r}")
+
+
+@attrs.frozen
+class HostRecord:
+    """A host's own fact in the log (R30): ``{"type": "host/<name>", "data": <any JSON>}``.
+
+    The core never interprets it; replay checks only where it stands.
+    """
+
+    type: str = attrs.field(validator=_host_type)
+    data: JsonValue = attrs.field(default=None, converter=freeze_json)
+
+
 DurableEvent: TypeAlias = (
-    InboxSpliced | TurnStarted | StepStarted | MessageAdmitted | StepEnded | TurnEnded
+    InboxSpliced
+    | TurnStarted
+    | StepStarted
+    | MessageAdmitted
+    | StepEnded
+    | TurnAborted
+    | TurnEnded
+    | HostRecord
 )
-DURABLE_TYPES = (InboxSpliced, TurnStarted, StepStarted, MessageAdmitted, StepEnded, TurnEnded)
+DURABLE_TYPES = (
+    InboxSpliced,
+    TurnStarted,
+    StepStarted,
+    MessageAdmitted,
+    StepEnded,
+    TurnAborted,
+    TurnEnded,
+    HostRecord,
+)
 
 # ---------------------------------------------------------- live notifications
 
@@ -183,6 +233,17 @@ class Disposed:
     type: ClassVar[Literal["agent/disposed"]] = "agent/disposed"
 
 
+@attrs.frozen
+class AgentError:
+    """A host hook failed (R33): ``step`` is None for a pre-step failure."""
+
+    type: ClassVar[Literal["agent/error"]] = "agent/error"
+    turn: int
+    step: int | None
+    message: str
+    code: str
+
+
 Notification: TypeAlias = (
     InboxInserted
     | InboxDiscarded
@@ -191,6 +252,7 @@ Notification: TypeAlias = (
     | StatusChanged
     | CancelRequested
     | Disposed
+    | AgentError
 )
 NOTIFICATION_TYPES = (
     InboxInserted,
@@ -200,4 +262,5 @@ NOTIFICATION_TYPES = (
     StatusChanged,
     CancelRequested,
     Disposed,
+    AgentError,
 )

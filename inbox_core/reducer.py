@@ -2,51 +2,60 @@
 
 Theory of operation
 -------------------
-``AgentState`` is an immutable value. ``reduce`` is the only function that
-makes a new one from a command; it never touches its input and imports no
-I/O. A ``Transition`` carries the new state, the durable events to append to
-the log (the only authority, see ``replay``) and the live notifications.
+``AgentState`` (module ``state``) is an immutable value: a *phase* plus the
+inbox, the last turn number, the disposed flag, the open turn's (or job's)
+abort cause and its sticky max-tokens flag. ``reduce`` is the only function
+that makes a new state from a command; it never touches its input and does
+no I/O. A ``Transition`` carries the new state, the durable events to append
+to the log (the only authority, see ``replay``) and the live notifications.
 
 Pending input waits in two lists (``Inbox``): next-turn entries each open a
 turn of their own; next-step entries join the next step boundary. Only a
-*waking* entry makes the model run. The agent is ``idle`` or ``running``, and
-it is running exactly while a turn is open: a waking insertion while idle
-opens a turn inside the same command, and a turn's end opens the next one in
-the same command when waking work is still pending (R14, R19).
+*waking* entry makes the model run. A waking insertion while ``Idle`` opens
+a turn inside the same command (R13, R14); a turn's end opens the next one in
+the same command while waking work is pending (R19). While a turn is open
+the core waits for one host report at a time; the phase says which::
 
-While a turn is open the core waits for one host report at a time, named by
-``state.awaiting``::
+    Idle --waking input--> turn/start, claim --> PreStep
+    PreStep --Enter--> step/start, user/message* --> Step
+    PreStep --Reject / failure / empty batch--> turn/end
+    Step --Continue--> step/end, claim --> PreStep
+    Step --Completed/MaxTokens--> step/end, then a waking steer? claim --> PreStep
+                                                      otherwise --> TurnStopping
+    TurnStopping --done--> steered meanwhile? claim --> PreStep, else turn/end
+    turn/end --> waking work pending? turn/start, claim --> PreStep, else Idle
 
-    claim --> AwaitPreStep --Enter--> step/start, user/message* --> AwaitStep
-                  |  Reject / failure / empty batch            |
-                  v                                            |  Continue: claim -> AwaitPreStep
-              turn/end  <-- TurnStoppingDone (nothing waking) <+- otherwise: waking next-step?
-                  |                        AwaitTurnStopping <-+     yes: claim -> AwaitPreStep
-                  v
-        waking work pending? -- yes --> turn/start, claim (next turn)
-                  | no
-                  v
-                idle
+A cancel marks the live turn aborted (first cause wins) and writes
+``turn/abort``; the turn closes on whatever report answers it, and no step
+starts in it (R23). ``Maintenance`` is an idle-time job: waking input waits
+for ``EndMaintenance`` (R31). A replayed log can leave the state
+``Orphaned`` (a turn open) or ``Stranded`` (waking work unstarted): only
+``Resume`` is accepted there (R27).
 
-A cancel marks the open turn aborted (first cause wins); the turn closes when
-the host answers whatever it was awaited for, and no step starts in it (R23).
-Every handler below works on a scratch copy (``_Tx``); a rejected command
-raises before anything is returned, so the caller's state is never changed.
+The table
+---------
+``TRANSITIONS`` maps ``(phase type, command type)`` to a handler and the
+phases it can lead to. A pair that is not in the table is rejected with a
+typed error, the state untouched (``_rejection`` picks the error). The phase
+diagram and table in specs/spec.md are generated from it
+(``python tools/phase_table.py``). Handlers work on a scratch copy (``_Tx``)
+and may still reject (a duplicate id, a steer with no live turn) before
+anything is returned.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Final, Literal, TypeAlias
-
-import attrs
+from typing import Any, Final, NamedTuple
 
 from inbox_core.commands import (
+    BeginMaintenance,
     Cancel,
     Clear,
     Command,
     Continue,
     Dispose,
+    EndMaintenance,
     Enter,
     Failed,
     MaxTokens,
@@ -65,13 +74,16 @@ from inbox_core.commands import (
 from inbox_core.errors import (
     AgentDisposed,
     DuplicateMessageId,
+    InboxCoreError,
     InvalidInput,
+    MaintenanceUnavailable,
     ResumeRequired,
     SteerUnavailable,
     UnexpectedReport,
 )
 from inbox_core.events import (
     AbortedReason,
+    AgentError,
     BlockedReason,
     CancelRequested,
     CompletedReason,
@@ -88,128 +100,33 @@ from inbox_core.events import (
     MessageAdmitted,
     Notification,
     Outcome,
-    Status,
     StatusChanged,
     StepEnded,
     StepStarted,
+    TurnAborted,
     TurnEnded,
     TurnEndReason,
     TurnStarted,
 )
-from inbox_core.inbox import EMPTY_INBOX, Inbox
+from inbox_core.inbox import Inbox
+from inbox_core.state import (
+    IDLE,
+    MAINTENANCE,
+    STATUS_OF,
+    TURN_PHASES,
+    AgentState,
+    Claim,
+    Idle,
+    Maintenance,
+    Orphaned,
+    Phase,
+    PreStep,
+    Step,
+    Stranded,
+    Transition,
+    TurnStopping,
+)
 from inbox_core.values import Cause, DisposedCause, Entry, Target, UserMessage, route
-
-# ------------------------------------------------------------- awaited actions
-
-
-@attrs.frozen
-class AwaitPreStep:
-    """The host decides the entering batch of step ``step`` (answer: PreStepDecided/Failed)."""
-
-    turn: int
-    step: int
-    batch: tuple[UserMessage, ...]
-
-
-@attrs.frozen
-class AwaitStep:
-    """The host runs step ``step`` (answer: StepFinished)."""
-
-    turn: int
-    step: int
-
-
-@attrs.frozen
-class AwaitTurnStopping:
-    """Turn-stopping listeners run and may steer (answer: TurnStoppingDone)."""
-
-    turn: int
-
-
-Awaiting: TypeAlias = AwaitPreStep | AwaitStep | AwaitTurnStopping
-
-
-@attrs.frozen
-class Claim:
-    """What the latest boundary claimed and no pre-step decision answered yet (R27)."""
-
-    next_step: tuple[Entry, ...] = ()
-    next_turn: tuple[Entry, ...] = ()
-
-
-_NO_CLAIM: Final = Claim()
-
-
-@attrs.frozen
-class Projection:
-    """What the durable log determines (R10, I5): compare live and replayed states by this."""
-
-    next_turn: tuple[Entry, ...]
-    next_step: tuple[Entry, ...]
-    last_turn: int
-    open_turn: int | None
-    open_step: int | None
-
-
-@attrs.frozen
-class AgentState:
-    """The whole agent as a value. Build the first one with ``AgentState.initial()``.
-
-    ``status`` is ``running`` exactly while a turn is open. ``step`` counts the
-    steps started in the open turn; ``step_open`` says whether the last one
-    still waits for its ``step/end``. ``max_tokens`` is the sticky turn-end
-    reason (R18), ``continuing`` whether the last step asked for another (R17).
-    ``resume_required`` marks a replayed state that needs ``Resume`` (R27).
-    """
-
-    status: Status = "idle"
-    disposed: bool = False
-    last_turn: int = 0
-    awaiting: Awaiting | None = None
-    abort_cause: Cause | None = None
-    inbox: Inbox = EMPTY_INBOX
-    turn_open: bool = False
-    step: int = 0
-    step_open: bool = False
-    max_tokens: bool = False
-    continuing: bool = False
-    claim: Claim = _NO_CLAIM
-    resume_required: bool = False
-
-    @classmethod
-    def initial(cls) -> AgentState:
-        return _INITIAL
-
-    @property
-    def next_turn(self) -> tuple[Entry, ...]:
-        return self.inbox.next_turn
-
-    @property
-    def next_step(self) -> tuple[Entry, ...]:
-        return self.inbox.next_step
-
-    def projection(self) -> Projection:
-        return Projection(
-            self.inbox.next_turn,
-            self.inbox.next_step,
-            self.last_turn,
-            self.last_turn if self.turn_open else None,
-            self.step if self.step_open else None,
-        )
-
-
-_INITIAL: Final = AgentState()
-_STATE_FIELDS: Final = tuple(field.name for field in attrs.fields(AgentState))
-
-
-@attrs.frozen
-class Transition:
-    """The result of one command: new state, durable events, live notifications."""
-
-    state: AgentState
-    durable: tuple[DurableEvent, ...]
-    notifications: tuple[Notification, ...]
-
 
 # ------------------------------------------------------------------ the scratch
 
@@ -219,63 +136,51 @@ class _Tx:
 
     __slots__ = (
         "original",
-        "status",
-        "disposed",
-        "last_turn",
-        "awaiting",
-        "abort_cause",
+        "phase",
         "inbox",
-        "turn_open",
-        "step",
-        "step_open",
+        "last_turn",
+        "disposed",
+        "abort_cause",
         "max_tokens",
-        "continuing",
-        "claim",
-        "resume_required",
         "durable",
         "notes",
+        "error",
     )
 
     def __init__(self, state: AgentState) -> None:
         self.original = state
-        self.status: Status = state.status
-        self.disposed = state.disposed
+        self.phase: Phase = state.phase
+        self.inbox: Inbox = state.inbox
         self.last_turn = state.last_turn
-        self.awaiting: Awaiting | None = state.awaiting
+        self.disposed = state.disposed
         self.abort_cause: Cause | None = state.abort_cause
-        self.inbox = state.inbox
-        self.turn_open = state.turn_open
-        self.step = state.step
-        self.step_open = state.step_open
         self.max_tokens = state.max_tokens
-        self.continuing = state.continuing
-        self.claim = state.claim
-        self.resume_required = state.resume_required
         self.durable: list[DurableEvent] = []
         self.notes: list[Notification] = []
+        self.error: AgentError | None = None  # announced after every other note (R33)
 
     def finish(self) -> Transition:
         original = self.original
+        if self.error is not None:
+            self.notes.append(self.error)
         if (
             not self.durable
             and not self.notes
-            and all(getattr(self, name) is getattr(original, name) for name in _STATE_FIELDS)
+            and self.phase is original.phase
+            and self.inbox is original.inbox
+            and self.last_turn == original.last_turn
+            and self.disposed == original.disposed
+            and self.abort_cause is original.abort_cause
+            and self.max_tokens == original.max_tokens
         ):
             return Transition(original, (), ())  # a no-op keeps the very same state
         state = AgentState(
-            self.status,
-            self.disposed,
-            self.last_turn,
-            self.awaiting,
-            self.abort_cause,
-            self.inbox,
-            self.turn_open,
-            self.step,
-            self.step_open,
-            self.max_tokens,
-            self.continuing,
-            self.claim,
-            self.resume_required,
+            phase=self.phase,
+            inbox=self.inbox,
+            last_turn=self.last_turn,
+            disposed=self.disposed,
+            abort_cause=self.abort_cause,
+            max_tokens=self.max_tokens,
         )
         return Transition(state, tuple(self.durable), tuple(self.notes))
 
@@ -283,8 +188,8 @@ class _Tx:
 
     @property
     def turn_live(self) -> bool:
-        """A turn is open and not aborted, so it can still reach a step boundary (R8)."""
-        return self.turn_open and self.abort_cause is None
+        """A driven turn that is not aborted can still reach a step boundary (R8)."""
+        return isinstance(self.phase, TURN_PHASES) and self.abort_cause is None
 
     def record(
         self,
@@ -319,29 +224,47 @@ class _Tx:
 
     def wake_if_idle(self) -> None:
         """A waking insertion while idle opens a turn in the same command (R13, R14)."""
-        if self.status == "idle" and self.inbox.has_waking:
+        if isinstance(self.phase, Idle) and self.inbox.has_waking:
             self.open_turn()
+
+    def cancel(self, cause: Cause, *, keep_inbox: bool) -> None:
+        """Clear (unless keep_inbox) and abort the live turn or job; first cause wins (R21-R23).
+
+        The first abort of a turn is durable: ``turn/abort`` after the cancel's splices.
+        """
+        in_job = isinstance(self.phase, Maintenance)
+        abortable = self.abort_cause is None and (self.turn_live or in_job)
+        clears = not keep_inbox and not self.inbox.is_empty
+        if not (abortable or clears):
+            return
+        self.notes.append(CancelRequested(cause))
+        if clears:
+            self.clear()
+        if abortable:
+            self.abort_cause = cause
+            if not in_job:  # maintenance writes nothing durable of its own (R31)
+                self.durable.append(TurnAborted(self.last_turn, cause))
 
     # ------------------------------------------------------------ turn engine
 
-    def set_status(self, status: Status) -> None:
-        if self.status != status:
-            self.status = status
+    def enter(self, phase: Phase) -> None:
+        """Switch phase, announcing ``agent/status`` when the status changes (I8)."""
+        status = STATUS_OF[type(phase)]
+        if STATUS_OF[type(self.phase)] != status:
             self.notes.append(StatusChanged(status))
+        self.phase = phase
 
     def open_turn(self) -> None:
-        self.set_status("running")
+        """``turn/start`` and the turn-boundary claim (R9, R14, R19)."""
+        if STATUS_OF[type(self.phase)] != "running":
+            self.notes.append(StatusChanged("running"))
         self.last_turn += 1
         self.durable.append(TurnStarted(self.last_turn))
-        self.turn_open = True
-        self.step = 0
-        self.step_open = False
-        self.max_tokens = False
-        self.continuing = False
         self.abort_cause = None
-        self.claim_boundary(at_turn_start=True)
+        self.max_tokens = False
+        self.claim(step=1, at_turn_start=True, after_continue=False)
 
-    def claim_boundary(self, *, at_turn_start: bool) -> None:
+    def claim(self, *, step: int, at_turn_start: bool, after_continue: bool) -> None:
         """Claim at a boundary and await the pre-step decision on the batch (R9, R16)."""
         turn = self.last_turn
         claimed = self.inbox.claim(at_turn_start=at_turn_start)
@@ -350,81 +273,66 @@ class _Tx:
             self.record("next-step", 0, claimed.next_step, (), None)
         if claimed.next_turn:
             self.record("next-turn", 0, claimed.next_turn, (), None)
-        self.claim = Claim(claimed.next_step, claimed.next_turn)
         batch = claimed.batch
         self.notes.extend(InboxClaimed(m, turn) for m in batch)
-        self.awaiting = AwaitPreStep(turn, self.step + 1, batch)
+        self.phase = PreStep(
+            turn=turn,
+            step=step,
+            batch=batch,
+            claim=Claim(claimed.next_step, claimed.next_turn),
+            after_continue=after_continue,
+        )
 
-    def start_step(self, messages: tuple[UserMessage, ...]) -> None:
-        self.step += 1
-        self.durable.append(StepStarted(self.last_turn, self.step))
+    def start_step(self, step: int, messages: tuple[UserMessage, ...]) -> None:
+        self.durable.append(StepStarted(self.last_turn, step))
         self.durable.extend(MessageAdmitted(m) for m in messages)
-        self.step_open = True
-        self.continuing = False
-        self.claim = _NO_CLAIM
-        self.awaiting = AwaitStep(self.last_turn, self.step)
+        self.phase = Step(turn=self.last_turn, step=step)
 
-    def end_step(self) -> None:
-        self.durable.append(StepEnded(self.last_turn, self.step))
-        self.step_open = False
+    def end_step(self, step: int) -> None:
+        """``step/end``; the turn waits in ``TurnStopping`` unless the caller moves on."""
+        self.durable.append(StepEnded(self.last_turn, step))
+        self.phase = TurnStopping(turn=self.last_turn, step=step)
 
-    def after_ending_step(self) -> None:
-        """No continuation asked: steer forces another step, else turn-stopping (R17)."""
+    def step_or_stop(self, steps_done: int) -> None:
+        """After a step that asks for no continuation: a waking steer forces another
+        step, otherwise turn-stopping listeners run (R17)."""
         if self.inbox.has_waking_step:
-            self.claim_boundary(at_turn_start=False)
+            self.claim(step=steps_done + 1, at_turn_start=False, after_continue=False)
         else:
-            self.awaiting = AwaitTurnStopping(self.last_turn)
+            self.phase = TurnStopping(turn=self.last_turn, step=steps_done)
 
-    def ending_reason(self) -> TurnEndReason:
-        return MaxTokensReason() if self.max_tokens else CompletedReason()
-
-    def close_turn(self, reason: TurnEndReason) -> None:
-        """``step/end`` if a step is open, then ``turn/end`` (R16, R18)."""
-        if self.step_open:
-            self.end_step()
+    def end_turn(self, reason: TurnEndReason) -> None:
+        """``step/end`` if a step is open, ``turn/end``, then the next turn or idle (R16-R19)."""
+        phase = self.phase
+        if isinstance(phase, Step):
+            self.durable.append(StepEnded(phase.turn, phase.step))
         self.durable.append(TurnEnded(self.last_turn, reason))
-        self.turn_open = False
-        self.step = 0
-        self.max_tokens = False
-        self.continuing = False
-        self.claim = _NO_CLAIM
-        self.awaiting = None
         self.abort_cause = None
+        self.max_tokens = False
+        self.settle()
 
     def settle(self) -> None:
-        """After a turn ends: next turn for pending waking work, else idle (R19, R24, R25)."""
+        """No turn open: pending waking work opens the next turn, else idle (R19, R24, R25)."""
         if self.inbox.has_waking:
             self.open_turn()
             return
-        self.set_status("idle")
+        self.enter(IDLE)
         if self.disposed:
             self.notes.append(Disposed())
 
-    def end_turn(self, reason: TurnEndReason) -> None:
-        self.close_turn(reason)
-        self.settle()
-
-    def end_if_aborted(self) -> bool:
+    def ended_aborted(self) -> bool:
         """An aborted turn closes on whatever report answers it (R23)."""
         if self.abort_cause is None:
             return False
         self.end_turn(AbortedReason(self.abort_cause))
         return True
 
-    def cancel(self, cause: Cause, *, keep_inbox: bool) -> None:
-        """Clear (unless keep_inbox) and abort the live turn; first cause wins (R21-R23)."""
-        live = self.turn_live
-        clears = not keep_inbox and not self.inbox.is_empty
-        if not (live or clears):
-            return
-        self.notes.append(CancelRequested(cause))
-        if clears:
-            self.clear()
-        if live:
-            self.abort_cause = cause
+    def ending_reason(self) -> TurnEndReason:
+        return MaxTokensReason() if self.max_tokens else CompletedReason()
 
 
-# ------------------------------------------------------------------- handlers
+# ------------------------------------------------------------- inbox handlers
+# Legal in every phase that is not waiting for Resume (_LIVE_PHASES).
 
 
 def _send(tx: _Tx, command: Send) -> None:
@@ -488,23 +396,113 @@ def _cancel(tx: _Tx, command: Cancel) -> None:
 
 
 def _dispose(tx: _Tx, _command: Dispose) -> None:
+    """Clear, abort (an earlier cause stays, R23), refuse what follows (R25)."""
     tx.cancel(DisposedCause(), keep_inbox=False)
     tx.disposed = True
-    if not tx.turn_open:
+    if isinstance(tx.phase, Idle):
         tx.notes.append(Disposed())
 
 
-def _resume(tx: _Tx, _command: Resume) -> None:
-    if not tx.resume_required:
+# ------------------------------------------------------------- turn handlers
+
+
+def _pre_step_decided(tx: _Tx, command: PreStepDecided) -> None:
+    phase = tx.phase
+    assert isinstance(phase, PreStep)
+    tx.durable.extend(command.records)
+    if tx.ended_aborted():
         return
-    tx.resume_required = False
-    if not tx.turn_open:
-        tx.wake_if_idle()
+    decision = command.decision
+    if isinstance(decision, Reject):
+        tx.end_turn(BlockedReason())
+    elif not decision.messages and not phase.after_continue:
+        tx.end_turn(tx.ending_reason())  # empty batch: nothing to step for (R16, R17)
+    else:
+        _check_batch(decision)
+        tx.start_step(phase.step, decision.messages)
+
+
+def _check_batch(decision: Enter) -> None:
+    seen: set[str] = set()
+    for message in decision.messages:
+        if message.id in seen:
+            raise DuplicateMessageId(message.id)
+        seen.add(message.id)
+
+
+def _pre_step_failed(tx: _Tx, command: PreStepFailed) -> None:
+    tx.durable.extend(command.records)
+    if tx.ended_aborted():
+        return  # an aborted turn's failure is not announced (R33)
+    tx.error = AgentError(command.turn, None, command.message, command.code)
+    tx.end_turn(ErrorReason(command.message, command.code))
+
+
+def _step_finished(tx: _Tx, command: StepFinished) -> None:
+    tx.durable.extend(command.records)
+    tx.end_step(command.step)
+    if tx.ended_aborted():
         return
-    claim = tx.claim
-    tx.close_turn(InterruptedReason())
-    _restore(tx, "next-step", claim.next_step)
-    _restore(tx, "next-turn", claim.next_turn)
+    outcome = command.outcome
+    if isinstance(outcome, Failed):
+        tx.error = AgentError(command.turn, command.step, outcome.message, outcome.code)
+        tx.end_turn(ErrorReason(outcome.message, outcome.code))
+    elif isinstance(outcome, Continue):
+        tx.claim(step=command.step + 1, at_turn_start=False, after_continue=True)
+    else:
+        tx.max_tokens = tx.max_tokens or isinstance(outcome, MaxTokens)
+        tx.step_or_stop(command.step)
+
+
+def _turn_stopping_done(tx: _Tx, command: TurnStoppingDone) -> None:
+    phase = tx.phase
+    assert isinstance(phase, TurnStopping)
+    tx.durable.extend(command.records)
+    if tx.ended_aborted():
+        return
+    if tx.inbox.has_waking_step:  # steered meanwhile (R17)
+        tx.claim(step=phase.step + 1, at_turn_start=False, after_continue=False)
+    else:
+        tx.end_turn(tx.ending_reason())
+
+
+# -------------------------------------------------------- maintenance handlers
+
+
+def _begin_maintenance(tx: _Tx, _command: BeginMaintenance) -> None:
+    tx.enter(MAINTENANCE)
+
+
+def _end_maintenance(tx: _Tx, command: EndMaintenance) -> None:
+    """Records first; then the work the job held back, or idle (R30, R31)."""
+    tx.durable.extend(command.records)
+    tx.abort_cause = None
+    tx.settle()
+
+
+# ------------------------------------------------------------- resume handlers
+
+
+def _resume_orphan(tx: _Tx, _command: Resume) -> None:
+    """Close the turn a crash left open (R27).
+
+    With a durable ``turn/abort`` it closes ``aborted`` and its undecided
+    claim stays consumed (R23); otherwise it closes ``interrupted`` and the
+    claim no decision answered goes back to the head of its lists.
+    """
+    phase = tx.phase
+    assert isinstance(phase, Orphaned)
+    if phase.step_open:
+        tx.durable.append(StepEnded(phase.turn, phase.step))
+    cause = tx.abort_cause
+    tx.abort_cause = None
+    tx.max_tokens = False
+    if cause is not None:
+        tx.durable.append(TurnEnded(phase.turn, AbortedReason(cause)))
+    else:
+        tx.durable.append(TurnEnded(phase.turn, InterruptedReason()))
+        _restore(tx, "next-step", phase.claim.next_step)
+        _restore(tx, "next-turn", phase.claim.next_turn)
     tx.settle()
 
 
@@ -518,115 +516,94 @@ def _restore(tx: _Tx, target: Target, entries: tuple[Entry, ...]) -> None:
     tx.edit(target, 0, 0, tuple(e for e in entries if not any(m.id in pending for m in e.messages)))
 
 
-def _pre_step_decided(tx: _Tx, command: PreStepDecided) -> None:
-    if tx.end_if_aborted():
-        return
-    decision = command.decision
-    if isinstance(decision, Reject):
-        tx.end_turn(BlockedReason())
-        return
-    if not decision.messages and not tx.continuing:
-        tx.end_turn(tx.ending_reason())
-        return
-    _check_batch(decision)
-    tx.start_step(decision.messages)
+def _resume_stranded(tx: _Tx, _command: Resume) -> None:
+    """Waking work a crash left unstarted opens its turn (R27)."""
+    tx.phase = IDLE
+    tx.wake_if_idle()
 
 
-def _check_batch(decision: Enter) -> None:
-    seen: set[str] = set()
-    for message in decision.messages:
-        if message.id in seen:
-            raise DuplicateMessageId(message.id)
-        seen.add(message.id)
+def _nothing(_tx: _Tx, _command: object) -> None:
+    """Resume on a state that needs none changes nothing (R27)."""
 
 
-def _pre_step_failed(tx: _Tx, command: PreStepFailed) -> None:
-    if tx.end_if_aborted():
-        return
-    tx.end_turn(ErrorReason(command.message, command.code))
+# ------------------------------------------------------------------- the table
 
 
-def _step_finished(tx: _Tx, command: StepFinished) -> None:
-    tx.end_step()
-    if tx.end_if_aborted():
-        return
-    outcome = command.outcome
-    if isinstance(outcome, Failed):
-        tx.end_turn(ErrorReason(outcome.message, outcome.code))
-    elif isinstance(outcome, Continue):
-        tx.continuing = True
-        tx.claim_boundary(at_turn_start=False)
-    else:
-        if isinstance(outcome, MaxTokens):
-            tx.max_tokens = True
-        tx.after_ending_step()
+class Row(NamedTuple):
+    """One legal (phase, command) pair: its handler and the phases it can lead to."""
+
+    handler: Callable[[_Tx, Any], None]
+    leads_to: tuple[type, ...]
 
 
-def _turn_stopping_done(tx: _Tx, _command: TurnStoppingDone) -> None:
-    if tx.end_if_aborted():
-        return
-    if tx.inbox.has_waking_step:
-        tx.claim_boundary(at_turn_start=False)
-    else:
-        tx.end_turn(tx.ending_reason())
-
-
-# ---------------------------------------------------------------------- gates
-
-
-def _answers(awaiting: Awaiting | None, command: Command) -> bool:
-    """Whether a host report answers exactly what the core awaits (R26)."""
-    if isinstance(command, (PreStepDecided, PreStepFailed)):
-        return (
-            isinstance(awaiting, AwaitPreStep)
-            and awaiting.turn == command.turn
-            and awaiting.step == command.step
-        )
-    if isinstance(command, StepFinished):
-        return (
-            isinstance(awaiting, AwaitStep)
-            and awaiting.turn == command.turn
-            and awaiting.step == command.step
-        )
-    assert isinstance(command, TurnStoppingDone)
-    return isinstance(awaiting, AwaitTurnStopping) and awaiting.turn == command.turn
-
-
-_Kind: TypeAlias = Literal["edit", "report", "resume"]
-
-_TABLE: Final[dict[type, tuple[_Kind, Callable[[_Tx, Any], None]]]] = {
-    Send: ("edit", _send),
-    Splice: ("edit", _splice),
-    Clear: ("edit", _clear),
-    Replace: ("edit", _replace),
-    Remove: ("edit", _remove),
-    Move: ("edit", _move),
-    Cancel: ("edit", _cancel),
-    Dispose: ("edit", _dispose),
-    Resume: ("resume", _resume),
-    PreStepDecided: ("report", _pre_step_decided),
-    PreStepFailed: ("report", _pre_step_failed),
-    StepFinished: ("report", _step_finished),
-    TurnStoppingDone: ("report", _turn_stopping_done),
+_TURN_END: Final = (PreStep, Idle)  # after turn/end: the next turn's claim, or idle
+_LIVE_PHASES: Final = (Idle, Maintenance, PreStep, Step, TurnStopping)
+_INBOX_ROWS: Final[dict[type, tuple[Callable[[_Tx, Any], None], bool]]] = {
+    # command: (handler, may open a turn while idle)
+    Send: (_send, True),
+    Splice: (_splice, True),
+    Clear: (_clear, False),
+    Replace: (_replace, True),
+    Remove: (_remove, False),
+    Move: (_move, True),
+    Cancel: (_cancel, False),
+    Dispose: (_dispose, False),
 }
-"""Each command type, the gate it passes, and its handler: the transition table."""
+
+TRANSITIONS: Final[dict[tuple[type, type], Row]] = {
+    **{
+        (phase, command): Row(handler, (phase, PreStep) if wakes and phase is Idle else (phase,))
+        for phase in _LIVE_PHASES
+        for command, (handler, wakes) in _INBOX_ROWS.items()
+    },
+    **{(phase, Resume): Row(_nothing, (phase,)) for phase in _LIVE_PHASES},
+    (Orphaned, Resume): Row(_resume_orphan, _TURN_END),
+    (Stranded, Resume): Row(_resume_stranded, (PreStep,)),
+    (Idle, BeginMaintenance): Row(_begin_maintenance, (Maintenance,)),
+    (Maintenance, EndMaintenance): Row(_end_maintenance, _TURN_END),
+    (PreStep, PreStepDecided): Row(_pre_step_decided, (Step, *_TURN_END)),
+    (PreStep, PreStepFailed): Row(_pre_step_failed, _TURN_END),
+    (Step, StepFinished): Row(_step_finished, (PreStep, TurnStopping, Idle)),
+    (TurnStopping, TurnStoppingDone): Row(_turn_stopping_done, _TURN_END),
+}
+"""(phase type, command type) -> Row: every legal move; a missing pair is rejected."""
+
+COMMAND_TYPES: Final = frozenset(command for _phase, command in TRANSITIONS)
+_REPORTS: Final = (PreStepDecided, PreStepFailed, StepFinished, TurnStoppingDone, EndMaintenance)
+
+
+def _answers(phase: Phase, command: Command) -> bool:
+    """A report must name the turn (and step) the phase awaits (R26)."""
+    if isinstance(command, TurnStoppingDone):
+        return command.turn == phase.turn  # type: ignore[union-attr]
+    if isinstance(command, EndMaintenance):
+        return True
+    return (command.turn, command.step) == (phase.turn, phase.step)  # type: ignore[union-attr]
+
+
+def _rejection(state: AgentState, command: Command) -> InboxCoreError:
+    """The typed error for a (phase, command) pair that is not in the table."""
+    if type(command) not in COMMAND_TYPES:
+        return InvalidInput(f"not a command: {command!r}")
+    if state.resume_required:
+        return ResumeRequired("the log left a turn open or work unstarted; apply Resume() first")
+    if state.disposed:
+        return AgentDisposed("the agent is disposed")
+    if isinstance(command, BeginMaintenance):
+        return MaintenanceUnavailable(f"maintenance begins only while idle, not {state.status}")
+    return UnexpectedReport(f"{command!r} does not answer {state.awaiting or state.status!r}")
 
 
 def reduce(state: AgentState, command: Command) -> Transition:
     """Apply one command. Raises a typed error, with ``state`` untouched, on rejection."""
-    row = _TABLE.get(type(command))
+    row = TRANSITIONS.get((type(state.phase), type(command)))
     if row is None:
-        raise InvalidInput(f"not a command: {command!r}")
-    kind, handler = row
-    if state.resume_required and kind != "resume":
-        raise ResumeRequired("the log left a turn open; apply Resume() first")
-    if kind == "report":
-        if not _answers(state.awaiting, command):
-            if state.disposed:
-                raise AgentDisposed("the agent is disposed")
-            raise UnexpectedReport(f"{command!r} does not answer {state.awaiting!r}")
+        raise _rejection(state, command)
+    if isinstance(command, _REPORTS):
+        if not _answers(state.phase, command):
+            raise _rejection(state, command)
     elif state.disposed:
         raise AgentDisposed("the agent is disposed")
     tx = _Tx(state)
-    handler(tx, command)
+    row.handler(tx, command)
     return tx.finish()

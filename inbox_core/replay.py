@@ -1,4 +1,4 @@
-"""Folds over the durable log: ``replay`` rebuilds the state, ``goal_rounds`` the goals.
+"""``replay``: the durable log folded back into the state (R10, R27).
 
 The log is the only authority (R10). ``replay`` checks every event against the
 projection built so far and raises ``ReplayError`` naming the first event that
@@ -8,8 +8,14 @@ steps, ``user/message`` only right after ``step/start``, splices within bounds
 with unique MessageIds, claims only at boundaries, turns opened only for
 waking work (I2) and at most one next-turn claim per turn (I7).
 
-A log may end anywhere (a crash, I12). When it leaves a turn open, or waking
-work idle, the state has ``resume_required`` and ``Resume`` must come first.
+A first abort is durable (``turn/abort``, R23): at most one per turn, inside
+it, before any further step, and the turn then ends ``aborted`` with that
+cause. Host records (R30) may stand anywhere but between a ``step/start`` and
+its ``user/message``s; they never change the projection.
+
+A log may end anywhere (a crash, I12). When it leaves a turn open the state
+is ``Orphaned``, when it leaves waking work idle ``Stranded``: ``Resume``
+must come first.
 """
 
 from __future__ import annotations
@@ -21,19 +27,22 @@ from typing import Any
 from inbox_core.errors import ReplayError
 from inbox_core.events import (
     REASON_TYPES,
+    AbortedReason,
     DurableEvent,
+    HostRecord,
     InboxSpliced,
     MessageAdmitted,
     StepEnded,
     StepStarted,
+    TurnAborted,
     TurnEnded,
     TurnStarted,
 )
 from inbox_core.inbox import EMPTY_INBOX, Inbox
-from inbox_core.reducer import AgentState, Claim
-from inbox_core.values import TARGETS, Entry, GoalSource, UserMessage
+from inbox_core.state import IDLE, NO_CLAIM, STRANDED, AgentState, Claim, Orphaned, Phase
+from inbox_core.values import TARGETS, Cause, Entry, UserMessage
 
-_NO_CLAIM = Claim()
+_NO_CLAIM = NO_CLAIM
 
 
 class _Invalid(Exception):
@@ -46,7 +55,7 @@ def _count(value: object, what: str, minimum: int) -> int:
     return value
 
 
-class _Pending:
+class PendingLists:
     """Both pending lists as a mutable scratch, for the fold only.
 
     ``replay`` owns it alone and never returns it: the persistent ``Inbox`` is
@@ -109,16 +118,26 @@ class _Pending:
 class _Fold:
     """The projection under construction."""
 
-    __slots__ = ("pending", "last_turn", "turn_open", "step", "step_open", "admitting", "claim")
+    __slots__ = (
+        "pending",
+        "last_turn",
+        "turn_open",
+        "step",
+        "step_open",
+        "admitting",
+        "claim",
+        "abort",
+    )
 
     def __init__(self) -> None:
-        self.pending = _Pending()
+        self.pending = PendingLists()
         self.last_turn = 0
         self.turn_open = False
         self.step = 0
         self.step_open = False
         self.admitting = False
         self.claim = _NO_CLAIM
+        self.abort: Cause | None = None
 
     def apply(self, event: DurableEvent) -> None:
         handler = _HANDLERS.get(type(event))
@@ -149,9 +168,12 @@ class _Fold:
         self.turn_open = True
         self.step = 0
         self.claim = _NO_CLAIM
+        self.abort = None
 
     def step_started(self, event: StepStarted, _admitting: bool) -> None:
         self.check_turn(event.turn, "step/start")
+        if self.abort is not None:
+            raise _Invalid(f"step/start in turn {event.turn} after its turn/abort (I10)")
         step = _count(event.step, "step", 1)
         if self.step_open or step != self.step + 1:
             raise _Invalid(f"step/start {step} after step {self.step} of turn {event.turn}")
@@ -172,9 +194,23 @@ class _Fold:
             raise _Invalid(f"turn/end {event.turn} with step {self.step} still open")
         if not isinstance(event.reason, REASON_TYPES):
             raise _Invalid(f"turn/end has an invalid reason {event.reason!r}")
+        if self.abort is not None and event.reason != AbortedReason(self.abort):
+            raise _Invalid(
+                f"turn {event.turn} was aborted ({self.abort!r}) but ends {event.reason!r}"
+            )
         self.turn_open = False
         self.step = 0
         self.claim = _NO_CLAIM
+        self.abort = None
+
+    def turn_aborted(self, event: TurnAborted, _admitting: bool) -> None:
+        self.check_turn(event.turn, "turn/abort")
+        if self.abort is not None:
+            raise _Invalid(f"a second turn/abort for turn {event.turn} (I4)")
+        self.abort = event.cause
+
+    def host_record(self, _event: HostRecord, _admitting: bool) -> None:
+        """Anywhere but inside an admission run (``apply`` already ended it, R30)."""
 
     def check_turn(self, turn: object, what: str) -> None:
         if not self.turn_open or turn != self.last_turn:
@@ -219,24 +255,28 @@ class _Fold:
         """A removal without outcome is a claim: at a boundary, from the head (R9)."""
         if inserts or start != 0:
             raise _Invalid("a removal without outcome must be a pure deletion from the head")
-        if not self.turn_open or self.step_open:
-            raise _Invalid("a claim outside a step boundary of an open turn")
+        if not self.turn_open or self.step_open or self.abort is not None:
+            raise _Invalid("a claim outside a step boundary of a live turn")
         if target == "next-step" and removed != size:
             raise _Invalid("a next-step claim takes the whole list")
         if target == "next-turn" and (removed != 1 or self.step != 0 or self.claim.next_turn):
             raise _Invalid("a turn claims one next-turn entry, at its first boundary (I7)")
 
     def state(self) -> AgentState:
-        stranded = self.turn_open or self.pending.has_waking
+        phase: Phase
+        if self.turn_open:
+            phase = Orphaned(
+                turn=self.last_turn, step=self.step, step_open=self.step_open, claim=self.claim
+            )
+        elif self.pending.has_waking:
+            phase = STRANDED
+        else:
+            phase = IDLE
         return AgentState(
-            status="running" if self.turn_open else "idle",
-            last_turn=self.last_turn,
+            phase=phase,
             inbox=self.pending.inbox(),
-            turn_open=self.turn_open,
-            step=self.step,
-            step_open=self.step_open,
-            claim=self.claim,
-            resume_required=stranded,
+            last_turn=self.last_turn,
+            abort_cause=self.abort,
         )
 
 
@@ -246,7 +286,9 @@ _HANDLERS: dict[type, Callable[[_Fold, Any, bool], None]] = {
     TurnStarted: _Fold.turn_started,
     StepStarted: _Fold.step_started,
     StepEnded: _Fold.step_ended,
+    TurnAborted: _Fold.turn_aborted,
     TurnEnded: _Fold.turn_ended,
+    HostRecord: _Fold.host_record,
 }
 
 
@@ -262,17 +304,3 @@ def replay(events: Iterable[DurableEvent]) -> AgentState:
         except _Invalid as error:
             raise ReplayError(seq, str(error)) from None
     return fold.state()
-
-
-def goal_rounds(events: Iterable[DurableEvent]) -> dict[str, int]:
-    """Goal rounds started: admitted goal continuations per goal id (R28).
-
-    Only ``user/message`` counts; inbox events never change goal state.
-    """
-    rounds: dict[str, int] = {}
-    for event in events:
-        if isinstance(event, MessageAdmitted):
-            source = event.message.source
-            if isinstance(source, GoalSource) and source.round >= 1:
-                rounds[source.goal_id] = rounds.get(source.goal_id, 0) + 1
-    return rounds

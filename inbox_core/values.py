@@ -201,13 +201,16 @@ class PluginSource:
 
 
 def _round(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise InvalidInput(f"a goal round is an int >= 1, got {value!r}")
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InvalidInput(f"a goal round is an int >= 0, got {value!r}")
 
 
 @attrs.frozen
 class GoalSource:
-    """A goal driver's continuation message for round ``round`` >= 1 (R2, R28)."""
+    """A goal driver's message: a continuation for ``round`` >= 1, goal context for 0 (R2, R28).
+
+    Only continuations (round >= 1) that were admitted count as rounds started.
+    """
 
     kind: ClassVar[Literal["goal"]] = "goal"
     goal_id: str = attrs.field(validator=_non_empty_str)

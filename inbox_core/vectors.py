@@ -34,15 +34,16 @@ from inbox_core.codec import (
 )
 from inbox_core.errors import DecodeError, InboxCoreError, ReplayError
 from inbox_core.events import DurableEvent
-from inbox_core.reducer import (
+from inbox_core.history import goal_rounds
+from inbox_core.reducer import reduce
+from inbox_core.replay import replay
+from inbox_core.state import (
     AgentState,
     Awaiting,
     AwaitPreStep,
     AwaitStep,
     AwaitTurnStopping,
-    reduce,
 )
-from inbox_core.replay import goal_rounds, replay
 
 Json = Any
 """A parsed JSON value (``dict``/``list``/``str``/``int``/``float``/``bool``/``None``)."""

@@ -70,7 +70,7 @@ from inbox_core import (
     replay,
 )
 from inbox_core.commands import Clear
-from inbox_core.reducer import AgentState
+from inbox_core.state import AgentState
 from inbox_core.vectors import apply_step, canonical, projection_to_json
 
 Msg: TypeAlias = "str | UserMessage"

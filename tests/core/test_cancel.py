@@ -32,6 +32,7 @@ from inbox_core import (
     StepEnded,
     StepFinished,
     StepStarted,
+    TurnAborted,
     TurnEnded,
     TurnStarted,
     TurnStoppingDone,
@@ -105,7 +106,11 @@ def test_r21_r22_cancel_during_a_step_clears_next_step_first_and_aborts():
     run(followup(msg("f"), [msg("fc")]))
     run(steer(msg("s")))
     t = run(Cancel(HookCause("budget")))
-    assert t.durable == (canceled("next-step", 0, 1), canceled("next-turn", 0, 1))
+    assert t.durable == (
+        canceled("next-step", 0, 1),
+        canceled("next-turn", 0, 1),
+        TurnAborted(1, HookCause("budget")),  # v2: after the cancel's splices (R23)
+    )
     assert t.notifications == (
         CancelRequested(HookCause("budget")),
         InboxDiscarded(msg("s")),
@@ -125,7 +130,7 @@ def test_r22_i9_keep_inbox_cancel_aborts_without_touching_pending_entries():
     run(followup(msg("f")))
     run(inject(msg("i")))
     t = run(Cancel(UserCause(), keep_inbox=True))
-    assert t.durable == ()
+    assert t.durable == (TurnAborted(1, UserCause()),)  # R23 v2: the abort is durable
     assert t.notifications == (CancelRequested(UserCause()),)
     assert t.state.abort_cause == UserCause()
     assert t.state.next_turn == (Entry(msg("f"), (), True),)
@@ -296,7 +301,11 @@ def test_r25_d5_dispose_during_a_step():
     run(queue(msg("q")))
     run(inject(msg("i")))
     t = run(Dispose())
-    assert t.durable == (canceled("next-step", 0, 1), canceled("next-turn", 0, 1))
+    assert t.durable == (
+        canceled("next-step", 0, 1),
+        canceled("next-turn", 0, 1),
+        TurnAborted(1, DisposedCause()),
+    )
     assert t.notifications == (
         CancelRequested(DisposedCause()),
         InboxDiscarded(msg("i")),

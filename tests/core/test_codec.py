@@ -417,13 +417,13 @@ def test_formats_malformed_event_documents_raise_decode_error(data):
     "data",
     [
         {**MESSAGE, "id": ""},
-        {**MESSAGE, "source": {"kind": "goal", "goalId": "g", "round": 0}},
+        {**MESSAGE, "source": {"kind": "goal", "goalId": "g", "round": -1}},
         {**MESSAGE, "source": {"kind": "plugin", "plugin": "p", "form": "notice",
                                "summary": "x" * 121}},
         {**MESSAGE, "source": {"kind": "plugin", "plugin": "p", "form": "snapshot"}},
         {**MESSAGE, "content": [{"n": float("nan")}]},
     ],
-    ids=["empty-id", "goal-round-0", "long-summary", "snapshot-no-sections", "nan"],
+    ids=["empty-id", "goal-round-negative", "long-summary", "snapshot-no-sections", "nan"],
 )
 def test_formats_value_rules_inside_well_shaped_documents_raise_invalid_input(data):
     """R1, R2: a broken value rule raises what constructing the value raises."""

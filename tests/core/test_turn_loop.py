@@ -5,6 +5,7 @@ from __future__ import annotations
 import itertools
 
 from inbox_core import (
+    AgentError,
     AwaitPreStep,
     AwaitStep,
     AwaitTurnStopping,
@@ -73,8 +74,7 @@ def test_r16_enter_opens_a_step_admitting_the_final_batch_in_order():
     assert t.durable == (StepStarted(1, 1), MessageAdmitted(extra), MessageAdmitted(rewritten))
     assert t.notifications == ()
     assert t.state.awaiting == AwaitStep(1, 1)
-    assert t.state.step_open is True
-    assert t.state.step == 1
+    assert t.state.open_step == 1
 
 
 def test_r16_step_end_closes_the_step_then_turn_stopping_then_turn_end():
@@ -85,7 +85,7 @@ def test_r16_step_end_closes_the_step_then_turn_stopping_then_turn_end():
     assert t.durable == (StepEnded(1, 1),)
     assert t.notifications == ()
     assert t.state.awaiting == AwaitTurnStopping(1)
-    assert t.state.step_open is False
+    assert t.state.open_step is None
     t = run.stop()
     assert t.durable == (TurnEnded(1, CompletedReason()),)
     assert t.notifications == (StatusChanged("idle"),)
@@ -215,12 +215,13 @@ def test_r18_max_tokens_is_sticky_through_an_empty_ending_batch_and_turn_scoped(
 
 
 def test_r18_failed_step_ends_the_turn_error():
-    """R18: Failed(message, code) -> step/end, turn/end error {message, code}."""
+    """R18, R33: Failed(message, code) -> step/end, turn/end error {message, code}; the
+    failure is announced live (agent/error) after the command's other notifications."""
     run = started()
     run.enter()
     t = run.finish(Failed("boom", "E42"))
     assert t.durable == (StepEnded(1, 1), TurnEnded(1, ErrorReason("boom", "E42")))
-    assert t.notifications == (StatusChanged("idle"),)
+    assert t.notifications == (StatusChanged("idle"), AgentError(1, 1, "boom", "E42"))
     assert t.state.status == "idle"
 
 
@@ -237,18 +238,19 @@ def test_r18_d21_failed_step_with_pending_steer_ends_error_and_steer_opens_next_
         TurnStarted(2),
         claimed("next-step", 1),
     )
-    assert t.notifications == (InboxClaimed(s, 2),)
+    assert t.notifications == (InboxClaimed(s, 2), AgentError(1, 1, "boom", "E"))  # R33: last
     assert t.state.awaiting == AwaitPreStep(2, 1, (s,))
 
 
 def test_r18_pre_step_failure_closes_the_turn_error_and_the_batch_stays_removed():
-    """R18: PreStepFailed -> turn/end error, no step; the claimed batch is not restored."""
+    """R18, R23, R33: PreStepFailed -> turn/end error, no step; the claimed batch is
+    consumed, not restored; agent/error with step null is announced last."""
     run = Run()
     run(inject(msg("i")))
     run(followup(msg("f"), [msg("c")]))
     t = run(PreStepFailed(1, 1, "hook crashed", "HOOK"))
     assert t.durable == (TurnEnded(1, ErrorReason("hook crashed", "HOOK")),)
-    assert t.notifications == (StatusChanged("idle"),)
+    assert t.notifications == (StatusChanged("idle"), AgentError(1, None, "hook crashed", "HOOK"))
     s = t.state
     assert s.next_turn == ()
     assert s.next_step == ()
