@@ -18,8 +18,10 @@ PURE_CORE = [
     "inbox_core/commands.py",
     "inbox_core/events.py",
     "inbox_core/inbox.py",
+    "inbox_core/state.py",
     "inbox_core/reducer.py",
     "inbox_core/replay.py",
+    "inbox_core/history.py",
     "inbox_core/codec.py",
 ]
 

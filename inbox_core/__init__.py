@@ -40,6 +40,10 @@ from inbox_core.commands import (
     StepFinished,
     StepOutcome,
     TurnStoppingDone,
+    followup,
+    inject,
+    queue,
+    steer,
 )
 from inbox_core.errors import (
     AgentDisposed,
@@ -251,12 +255,16 @@ __all__ = [
     "event_from_json",
     "event_to_json",
     "fates",
+    "followup",
     "goal_rounds",
+    "inject",
     "is_human_prompt",
     "message_from_json",
     "message_to_json",
     "notification_to_json",
+    "queue",
     "reduce",
     "replay",
+    "steer",
     "transcript",
 ]

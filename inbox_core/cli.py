@@ -22,14 +22,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol, cast
 
-from inbox_core.codec import event_from_json
+from inbox_core.codec import event_from_json, projection_to_json
 from inbox_core.commands import Decision, StepOutcome
 from inbox_core.errors import InboxCoreError, ReplayError
 from inbox_core.events import (
     AbortedReason,
+    AgentError,
     CancelRequested,
     DurableEvent,
     ErrorReason,
+    HostRecord,
     InboxClaimed,
     InboxDiscarded,
     InboxInserted,
@@ -40,6 +42,7 @@ from inbox_core.events import (
     StatusChanged,
     StepEnded,
     StepStarted,
+    TurnAborted,
     TurnEnded,
     TurnStarted,
 )
@@ -59,8 +62,9 @@ from inbox_core.values import (
     ToolSource,
     UserMessage,
     UserSource,
+    thaw_json,
 )
-from inbox_core.vectors import projection_to_json, run_vector_file, vector_files
+from inbox_core.vectors import run_vector_file, vector_files
 
 EXIT_OK: Final = 0
 EXIT_FAILURE: Final = 1
@@ -153,6 +157,10 @@ def describe_event(event: DurableEvent) -> str:
         return f"turn {event.turn}, step {event.step}"
     if isinstance(event, MessageAdmitted):
         return describe_message(event.message)
+    if isinstance(event, TurnAborted):
+        return f"turn {event.turn}: {describe_cause(event.cause)}"
+    if isinstance(event, HostRecord):
+        return _shorten(json.dumps(thaw_json(event.data), ensure_ascii=False))
     assert isinstance(event, TurnEnded)
     reason = event.reason
     if isinstance(reason, ErrorReason):
@@ -175,6 +183,9 @@ def describe_notification(note: Notification) -> str:
         return note.status
     if isinstance(note, CancelRequested):
         return describe_cause(note.cause)
+    if isinstance(note, AgentError):
+        where = f"turn {note.turn}" + (f", step {note.step}" if note.step is not None else "")
+        return f"{where}: {note.message} ({note.code})"
     return ""
 
 
@@ -315,9 +326,14 @@ def _print_projection(path: Path, kind: str, events: list[DurableEvent], state: 
     _out(f"last turn: {projection.last_turn}")
     if projection.open_turn is not None:
         step = f", step {projection.open_step} open" if projection.open_step is not None else ""
+        closes = (
+            f"aborted ({describe_cause(state.abort_cause)})"
+            if state.abort_cause is not None
+            else "interrupted"
+        )
         _out(
             f"open turn: {projection.open_turn}{step} (left open by a crash: Resume closes it"
-            " interrupted)"
+            f" {closes})"
         )
     else:
         _out("open turn: none")
@@ -472,6 +488,12 @@ class _TracedLog:
 
     def read(self) -> list[DurableEvent]:
         return self.inner.read()
+
+    def acquire(self) -> None:
+        self.inner.acquire()
+
+    def release(self) -> None:
+        self.inner.release()
 
 
 def _text(id: str, text: str, source: Source = UserSource()) -> UserMessage:

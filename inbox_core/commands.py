@@ -2,12 +2,15 @@
 
 Shapes are validated at construction (a bad shape raises ``InvalidInput`` or
 ``InvalidSplice``); whether a command fits the current state is the reducer's
-business (``reduce``).
+business (``reduce``). Each command class declares its JSON tag once, as its
+``type`` constant; decisions and step outcomes declare their ``kind``
+(``inbox_core.codec`` reads them).
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from collections.abc import Sequence
+from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 import attrs
 
@@ -18,9 +21,12 @@ from inbox_core.values import (
     TARGETS,
     Entry,
     HookCause,
+    InjectInput,
     MessageId,
+    NextTurnInput,
     ParentCause,
     ResolvedAgentInput,
+    SteerInput,
     Target,
     UserCause,
     UserMessage,
@@ -82,6 +88,8 @@ def _enter_messages(value: object) -> tuple[UserMessage, ...]:
 
 
 def _records(value: object) -> tuple[HostRecord, ...]:
+    if value == ():
+        return ()
     if not isinstance(value, (list, tuple)):
         raise InvalidInput(f"records must be a sequence of HostRecord, got {value!r}")
     for item in value:
@@ -102,15 +110,40 @@ def _records_field() -> Any:
 class Send:
     """Deliver one fully resolved input (R11, R13, R14)."""
 
+    type: ClassVar[Literal["send"]] = "send"
     input: ResolvedAgentInput = attrs.field(
         validator=_instance(*INPUT_TYPES, what="a NextTurnInput, SteerInput or InjectInput")
     )
+
+
+# The four intents (R12): the one place that says which target and wakeup each means.
+
+
+def followup(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
+    """next-turn, waking: an ordinary prompt with a turn of its own."""
+    return Send(NextTurnInput(message, tuple(contexts), "next-turn", True))
+
+
+def queue(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
+    """next-turn, not waking: parked until a waking delivery runs the model (R15)."""
+    return Send(NextTurnInput(message, tuple(contexts), "next-turn", False))
+
+
+def steer(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
+    """next-step, waking: joins the running turn at its next step boundary (R17)."""
+    return Send(SteerInput(message, tuple(contexts), "next-step", True))
+
+
+def inject(message: UserMessage) -> Send:
+    """next-step, not waking, no contexts: rides along with a later boundary (R15)."""
+    return Send(InjectInput(message, (), "next-step", False))
 
 
 @attrs.frozen
 class Splice:
     """List-splice edit of one pending list (R5, R7); coordinates are normalized."""
 
+    type: ClassVar[Literal["splice"]] = "splice"
     target: Target = attrs.field(validator=_target(InvalidSplice))
     start: int = attrs.field(validator=_int(InvalidSplice))
     delete_count: int = attrs.field(validator=_int(InvalidSplice))
@@ -121,11 +154,14 @@ class Splice:
 class Clear:
     """Cancel every pending entry, next-step first, then next-turn (R7)."""
 
+    type: ClassVar[Literal["clear"]] = "clear"
+
 
 @attrs.frozen
 class Replace:
     """Swap a pending entry's primary message in place, keeping contexts and wakeup (R7)."""
 
+    type: ClassVar[Literal["replace"]] = "replace"
     message_id: MessageId = attrs.field(validator=_message_id)
     message: UserMessage = attrs.field(validator=_instance(UserMessage, what="a UserMessage"))
 
@@ -134,6 +170,7 @@ class Replace:
 class Remove:
     """Cancel one pending entry by its primary MessageId (R7)."""
 
+    type: ClassVar[Literal["remove"]] = "remove"
     message_id: MessageId = attrs.field(validator=_message_id)
 
 
@@ -141,6 +178,7 @@ class Remove:
 class Move:
     """Move one pending entry to the end of the other list (R8)."""
 
+    type: ClassVar[Literal["move"]] = "move"
     message_id: MessageId = attrs.field(validator=_message_id)
     target: Target = attrs.field(validator=_target(InvalidInput))
 
@@ -149,6 +187,7 @@ class Move:
 class Cancel:
     """Abort the live turn; without ``keep_inbox`` also cancel every pending entry (R21, R22)."""
 
+    type: ClassVar[Literal["cancel"]] = "cancel"
     cause: UserCause | ParentCause | HookCause = attrs.field(
         factory=UserCause,
         validator=_instance(UserCause, ParentCause, HookCause, what="a user, parent or hook cause"),
@@ -160,15 +199,21 @@ class Cancel:
 class Dispose:
     """Clear, abort with ``DisposedCause`` and refuse further commands (R25)."""
 
+    type: ClassVar[Literal["dispose"]] = "dispose"
+
 
 @attrs.frozen
 class Resume:
     """Close a turn a crash left open and restore its unanswered claim (R27)."""
 
+    type: ClassVar[Literal["resume"]] = "resume"
+
 
 @attrs.frozen
 class BeginMaintenance:
     """Start a between-turn job; accepted only while idle (R31)."""
+
+    type: ClassVar[Literal["begin-maintenance"]] = "begin-maintenance"
 
 
 # -------------------------------------------------------------------- decisions
@@ -178,12 +223,15 @@ class BeginMaintenance:
 class Enter:
     """The final entering batch of a step; it may rewrite, add or drop messages (R16)."""
 
+    kind: ClassVar[Literal["enter"]] = "enter"
     messages: tuple[UserMessage, ...] = attrs.field(converter=_enter_messages)
 
 
 @attrs.frozen
 class Reject:
     """Refuse the proposed step; the turn ends ``blocked`` (R16)."""
+
+    kind: ClassVar[Literal["reject"]] = "reject"
 
 
 Decision: TypeAlias = Enter | Reject
@@ -195,21 +243,28 @@ Decision: TypeAlias = Enter | Reject
 class Continue:
     """The step's tool results need another step."""
 
+    kind: ClassVar[Literal["continue"]] = "continue"
+
 
 @attrs.frozen
 class Completed:
     """The step finished and does not ask for another."""
+
+    kind: ClassVar[Literal["completed"]] = "completed"
 
 
 @attrs.frozen
 class MaxTokens:
     """The step stopped at the token limit; the turn ends ``max-tokens`` (sticky)."""
 
+    kind: ClassVar[Literal["max-tokens"]] = "max-tokens"
+
 
 @attrs.frozen
 class Failed:
     """The step failed; the turn ends ``error``."""
 
+    kind: ClassVar[Literal["failed"]] = "failed"
     message: str = attrs.field(validator=_str)
     code: str = attrs.field(validator=_str)
 
@@ -225,9 +280,12 @@ _turn = _int(InvalidInput, 1)
 class PreStepDecided:
     """Answer to ``AwaitPreStep``."""
 
+    type: ClassVar[Literal["pre-step-decided"]] = "pre-step-decided"
     turn: int = attrs.field(validator=_turn)
     step: int = attrs.field(validator=_turn)
-    decision: Decision = attrs.field(validator=_instance(Enter, Reject, what="Enter or Reject"))
+    decision: Decision = attrs.field(
+        validator=_instance(*get_args(Decision), what="Enter or Reject")
+    )
     records: tuple[HostRecord, ...] = _records_field()
 
 
@@ -235,6 +293,7 @@ class PreStepDecided:
 class PreStepFailed:
     """The pre-step decision itself failed: the turn ends ``error`` with no step (R18)."""
 
+    type: ClassVar[Literal["pre-step-failed"]] = "pre-step-failed"
     turn: int = attrs.field(validator=_turn)
     step: int = attrs.field(validator=_turn)
     message: str = attrs.field(validator=_str)
@@ -246,10 +305,11 @@ class PreStepFailed:
 class StepFinished:
     """Answer to ``AwaitStep``."""
 
+    type: ClassVar[Literal["step-finished"]] = "step-finished"
     turn: int = attrs.field(validator=_turn)
     step: int = attrs.field(validator=_turn)
     outcome: StepOutcome = attrs.field(
-        validator=_instance(Continue, Completed, MaxTokens, Failed, what="a step outcome")
+        validator=_instance(*get_args(StepOutcome), what="a step outcome")
     )
     records: tuple[HostRecord, ...] = _records_field()
 
@@ -258,6 +318,7 @@ class StepFinished:
 class TurnStoppingDone:
     """Answer to ``AwaitTurnStopping``: listeners ran (and may have steered)."""
 
+    type: ClassVar[Literal["turn-stopping-done"]] = "turn-stopping-done"
     turn: int = attrs.field(validator=_turn)
     records: tuple[HostRecord, ...] = _records_field()
 
@@ -266,13 +327,14 @@ class TurnStoppingDone:
 class EndMaintenance:
     """The maintenance job ended; its records are appended first (R30, R31)."""
 
+    type: ClassVar[Literal["end-maintenance"]] = "end-maintenance"
     records: tuple[HostRecord, ...] = _records_field()
 
 
 Report: TypeAlias = (
     PreStepDecided | PreStepFailed | StepFinished | TurnStoppingDone | EndMaintenance
 )
-REPORT_TYPES = (PreStepDecided, PreStepFailed, StepFinished, TurnStoppingDone, EndMaintenance)
+REPORT_TYPES: tuple[type[Report], ...] = get_args(Report)
 
 Command: TypeAlias = (
     Send

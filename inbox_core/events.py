@@ -3,12 +3,14 @@
 Durable events are the only authority: ``replay`` folds them back into the
 state (R10). Notifications are per-message announcements with no placement or
 batch envelope; the durable splice owns those facts (R5, R6). Each class has a
-``type`` class attribute equal to its JSON ``"type"`` (section Formats).
+``type`` class attribute equal to its JSON ``"type"`` (section Formats), each
+turn-end reason a ``kind``; the ``*_TYPES`` tuples are read from the union
+aliases, so a union's members are listed once.
 """
 
 from __future__ import annotations
 
-from typing import Any, ClassVar, Final, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 import attrs
 
@@ -72,14 +74,7 @@ TurnEndReason: TypeAlias = (
     | AbortedReason
     | InterruptedReason
 )
-REASON_TYPES = (
-    CompletedReason,
-    BlockedReason,
-    MaxTokensReason,
-    ErrorReason,
-    AbortedReason,
-    InterruptedReason,
-)
+REASON_TYPES: tuple[type[TurnEndReason], ...] = get_args(TurnEndReason)
 
 # --------------------------------------------------------------- durable events
 
@@ -174,16 +169,7 @@ DurableEvent: TypeAlias = (
     | TurnEnded
     | HostRecord
 )
-DURABLE_TYPES = (
-    InboxSpliced,
-    TurnStarted,
-    StepStarted,
-    MessageAdmitted,
-    StepEnded,
-    TurnAborted,
-    TurnEnded,
-    HostRecord,
-)
+DURABLE_TYPES: tuple[type[DurableEvent], ...] = get_args(DurableEvent)
 
 # ---------------------------------------------------------- live notifications
 
@@ -254,13 +240,4 @@ Notification: TypeAlias = (
     | Disposed
     | AgentError
 )
-NOTIFICATION_TYPES = (
-    InboxInserted,
-    InboxDiscarded,
-    InboxClaimed,
-    InboxMoved,
-    StatusChanged,
-    CancelRequested,
-    Disposed,
-    AgentError,
-)
+NOTIFICATION_TYPES: tuple[type[Notification], ...] = get_args(Notification)

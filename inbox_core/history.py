@@ -25,6 +25,7 @@ from inbox_core.events import (
     ErrorReason,
     HostRecord,
     InboxSpliced,
+    InterruptedReason,
     MessageAdmitted,
     StepEnded,
     StepStarted,
@@ -101,8 +102,9 @@ class DroppedFate:
 
 @attrs.frozen
 class ConsumedFate:
-    """Claimed by turn ``turn``, which ended (``reason``: a pre-step failure or an abort)
-    before any decision answered the claim (R23)."""
+    """Claimed by turn ``turn``, which ended (``reason``: a pre-step failure, an abort, or a
+    crash whose Resume could not restore it, D9) before any decision answered the claim
+    (R23, R27)."""
 
     kind: ClassVar[Literal["consumed"]] = "consumed"
     turn: int
@@ -158,11 +160,10 @@ def fates(events: Iterable[DurableEvent]) -> dict[MessageId, Fate]:
         elif isinstance(event, TurnEnded) and claimed:
             reason = event.reason
             undecided: Fate
-            if isinstance(reason, ErrorReason | AbortedReason):
+            if isinstance(reason, ErrorReason | AbortedReason | InterruptedReason):
+                # ended before any decision; what Resume restores is pending again at
+                # its splice, what it cannot restore (D9) stays consumed
                 undecided = ConsumedFate(turn, reason)
-            elif reason.kind == "interrupted":
-                claimed.clear()  # Resume restores them: the next splice says pending
-                continue
             else:  # Reject (blocked), or an empty Enter ending the turn
                 undecided = DroppedFate(turn, steps + 1)
             result.update((message_id, undecided) for message_id in claimed)

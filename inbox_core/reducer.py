@@ -48,6 +48,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Final, NamedTuple
 
+import attrs
+
 from inbox_core.commands import (
     BeginMaintenance,
     Cancel,
@@ -115,6 +117,9 @@ from inbox_core.state import (
     STATUS_OF,
     TURN_PHASES,
     AgentState,
+    AwaitPreStep,
+    AwaitStep,
+    AwaitTurnStopping,
     Claim,
     Idle,
     Maintenance,
@@ -276,9 +281,7 @@ class _Tx:
         batch = claimed.batch
         self.notes.extend(InboxClaimed(m, turn) for m in batch)
         self.phase = PreStep(
-            turn=turn,
-            step=step,
-            batch=batch,
+            awaiting=AwaitPreStep(turn, step, batch),
             claim=Claim(claimed.next_step, claimed.next_turn),
             after_continue=after_continue,
         )
@@ -286,12 +289,12 @@ class _Tx:
     def start_step(self, step: int, messages: tuple[UserMessage, ...]) -> None:
         self.durable.append(StepStarted(self.last_turn, step))
         self.durable.extend(MessageAdmitted(m) for m in messages)
-        self.phase = Step(turn=self.last_turn, step=step)
+        self.phase = Step(awaiting=AwaitStep(self.last_turn, step))
 
     def end_step(self, step: int) -> None:
         """``step/end``; the turn waits in ``TurnStopping`` unless the caller moves on."""
         self.durable.append(StepEnded(self.last_turn, step))
-        self.phase = TurnStopping(turn=self.last_turn, step=step)
+        self.phase = TurnStopping(awaiting=AwaitTurnStopping(self.last_turn), step=step)
 
     def step_or_stop(self, steps_done: int) -> None:
         """After a step that asks for no continuation: a waking steer forces another
@@ -299,7 +302,7 @@ class _Tx:
         if self.inbox.has_waking_step:
             self.claim(step=steps_done + 1, at_turn_start=False, after_continue=False)
         else:
-            self.phase = TurnStopping(turn=self.last_turn, step=steps_done)
+            self.phase = TurnStopping(awaiting=AwaitTurnStopping(self.last_turn), step=steps_done)
 
     def end_turn(self, reason: TurnEndReason) -> None:
         """``step/end`` if a step is open, ``turn/end``, then the next turn or idle (R16-R19)."""
@@ -336,21 +339,25 @@ class _Tx:
 
 
 def _send(tx: _Tx, command: Send) -> None:
+    """Append the entry to its list (R13); while idle a waking one opens a turn (R14)."""
     target, entry = route(command.input)
     tx.edit(target, tx.inbox.size(target), 0, (entry,))
     tx.wake_if_idle()
 
 
 def _splice(tx: _Tx, command: Splice) -> None:
+    """Normalized list splice (R5, R7); a waking insertion while idle opens a turn."""
     tx.edit(command.target, command.start, command.delete_count, command.inserted)
     tx.wake_if_idle()
 
 
 def _clear(tx: _Tx, _command: Clear) -> None:
+    """Cancel every pending entry, next-step first (R7); the turn goes on."""
     tx.clear()
 
 
 def _replace(tx: _Tx, command: Replace) -> None:
+    """Swap a pending entry's message in place, keeping contexts and wakeup (R7)."""
     found = tx.inbox.find(command.message_id)
     if found is None:
         return
@@ -365,6 +372,7 @@ def _replace(tx: _Tx, command: Replace) -> None:
 
 
 def _remove(tx: _Tx, command: Remove) -> None:
+    """Cancel one pending entry; a no-op when the id is not pending (R7)."""
     found = tx.inbox.find(command.message_id)
     if found is None:
         return
@@ -375,6 +383,7 @@ def _remove(tx: _Tx, command: Remove) -> None:
 
 
 def _move(tx: _Tx, command: Move) -> None:
+    """Move an entry to the end of the other list; to next-step only in a live turn (R8)."""
     found = tx.inbox.find(command.message_id)
     if found is None or found.target == command.target:
         return
@@ -392,6 +401,8 @@ def _move(tx: _Tx, command: Move) -> None:
 
 
 def _cancel(tx: _Tx, command: Cancel) -> None:
+    """Abort the live turn or job (``turn/abort``, first cause wins); clear unless
+    ``keep_inbox`` (R21-R23)."""
     tx.cancel(command.cause, keep_inbox=command.keep_inbox)
 
 
@@ -407,6 +418,8 @@ def _dispose(tx: _Tx, _command: Dispose) -> None:
 
 
 def _pre_step_decided(tx: _Tx, command: PreStepDecided) -> None:
+    """Records; then aborted: turn/end aborted; Reject: turn/end blocked; an empty batch
+    not after Continue: turn/end; else step/start and one user/message each (R16, R17)."""
     phase = tx.phase
     assert isinstance(phase, PreStep)
     tx.durable.extend(command.records)
@@ -431,6 +444,7 @@ def _check_batch(decision: Enter) -> None:
 
 
 def _pre_step_failed(tx: _Tx, command: PreStepFailed) -> None:
+    """Records; turn/end error (or aborted), the claim consumed (R18, R23); agent/error (R33)."""
     tx.durable.extend(command.records)
     if tx.ended_aborted():
         return  # an aborted turn's failure is not announced (R33)
@@ -439,6 +453,9 @@ def _pre_step_failed(tx: _Tx, command: PreStepFailed) -> None:
 
 
 def _step_finished(tx: _Tx, command: StepFinished) -> None:
+    """Records, step/end; then aborted: turn/end aborted; Failed: turn/end error and
+    agent/error; Continue: claim; Completed/MaxTokens: claim if a waking steer is
+    pending, else turn-stopping (R16-R18, R33)."""
     tx.durable.extend(command.records)
     tx.end_step(command.step)
     if tx.ended_aborted():
@@ -455,6 +472,8 @@ def _step_finished(tx: _Tx, command: StepFinished) -> None:
 
 
 def _turn_stopping_done(tx: _Tx, command: TurnStoppingDone) -> None:
+    """Records; then aborted: turn/end aborted; steered meanwhile: claim; else turn/end
+    completed or max-tokens (R17-R19)."""
     phase = tx.phase
     assert isinstance(phase, TurnStopping)
     tx.durable.extend(command.records)
@@ -470,6 +489,7 @@ def _turn_stopping_done(tx: _Tx, command: TurnStoppingDone) -> None:
 
 
 def _begin_maintenance(tx: _Tx, _command: BeginMaintenance) -> None:
+    """Status maintenance; waking input now waits for the job's end (R31)."""
     tx.enter(MAINTENANCE)
 
 
@@ -507,13 +527,26 @@ def _resume_orphan(tx: _Tx, _command: Resume) -> None:
 
 
 def _restore(tx: _Tx, target: Target, entries: tuple[Entry, ...]) -> None:
-    """Put an unanswered claim back at the head of its list (R27).
+    """Put an unanswered claim back at the head of its list (R27, D9).
 
-    An entry whose id was sent again after the claim is not restored: the newer
-    pending message keeps the id, since MessageId uniqueness (R4) must hold.
+    MessageId uniqueness (R4) wins over the restore: a message whose id was
+    made pending again after the claim stays out (the newer one keeps the id).
+    An entry whose primary message stays out is not restored (its contexts are
+    consumed with the interrupted turn); otherwise only its clashing contexts
+    are left out, so the primary message is never lost.
     """
     pending = tx.inbox
-    tx.edit(target, 0, 0, tuple(e for e in entries if not any(m.id in pending for m in e.messages)))
+    restored = []
+    for entry in entries:
+        if entry.message.id in pending:
+            continue
+        contexts = tuple(c for c in entry.contexts if c.id not in pending)
+        restored.append(
+            entry
+            if len(contexts) == len(entry.contexts)
+            else attrs.evolve(entry, contexts=contexts)
+        )
+    tx.edit(target, 0, 0, tuple(restored))
 
 
 def _resume_stranded(tx: _Tx, _command: Resume) -> None:
@@ -569,7 +602,9 @@ TRANSITIONS: Final[dict[tuple[type, type], Row]] = {
 """(phase type, command type) -> Row: every legal move; a missing pair is rejected."""
 
 COMMAND_TYPES: Final = frozenset(command for _phase, command in TRANSITIONS)
-_REPORTS: Final = (PreStepDecided, PreStepFailed, StepFinished, TurnStoppingDone, EndMaintenance)
+_REPORTS: Final = frozenset(
+    (PreStepDecided, PreStepFailed, StepFinished, TurnStoppingDone, EndMaintenance)
+)
 
 
 def _answers(phase: Phase, command: Command) -> bool:
@@ -599,7 +634,7 @@ def reduce(state: AgentState, command: Command) -> Transition:
     row = TRANSITIONS.get((type(state.phase), type(command)))
     if row is None:
         raise _rejection(state, command)
-    if isinstance(command, _REPORTS):
+    if type(command) in _REPORTS:
         if not _answers(state.phase, command):
             raise _rejection(state, command)
     elif state.disposed:

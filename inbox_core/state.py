@@ -109,33 +109,51 @@ class Maintenance:
 
 @attrs.frozen(kw_only=True)
 class PreStep:
-    """Awaiting the decision on the batch claimed for step ``step`` of turn ``turn``.
+    """Awaiting the decision on the batch claimed for a step (``awaiting`` says which).
 
+    ``claim``: the entries that batch came from, per list (R23, R27).
     ``after_continue``: the previous step asked for another, so an empty
     batch still starts the step (R17).
     """
 
-    turn: int
-    step: int
-    batch: tuple[UserMessage, ...]
+    awaiting: AwaitPreStep
     claim: Claim
     after_continue: bool
+
+    @property
+    def turn(self) -> int:
+        return self.awaiting.turn
+
+    @property
+    def step(self) -> int:
+        return self.awaiting.step
 
 
 @attrs.frozen(kw_only=True)
 class Step:
-    """Step ``step`` of turn ``turn`` is open (``step/start`` written, no ``step/end``)."""
+    """A step is open (``step/start`` written, no ``step/end``); its outcome is awaited."""
 
-    turn: int
-    step: int
+    awaiting: AwaitStep
+
+    @property
+    def turn(self) -> int:
+        return self.awaiting.turn
+
+    @property
+    def step(self) -> int:
+        return self.awaiting.step
 
 
 @attrs.frozen(kw_only=True)
 class TurnStopping:
-    """Turn ``turn`` ran ``step`` steps and awaits its turn-stopping listeners."""
+    """The turn ran ``step`` steps and awaits its turn-stopping listeners."""
 
-    turn: int
+    awaiting: AwaitTurnStopping
     step: int
+
+    @property
+    def turn(self) -> int:
+        return self.awaiting.turn
 
 
 @attrs.frozen(kw_only=True)
@@ -204,15 +222,8 @@ class AgentState:
 
     @property
     def awaiting(self) -> Awaiting | None:
-        """The one host report the core waits for, None when no turn is driven."""
-        phase = self.phase
-        if isinstance(phase, PreStep):
-            return AwaitPreStep(phase.turn, phase.step, phase.batch)
-        if isinstance(phase, Step):
-            return AwaitStep(phase.turn, phase.step)
-        if isinstance(phase, TurnStopping):
-            return AwaitTurnStopping(phase.turn)
-        return None
+        """The one host report the core waits for; None when no turn is driven."""
+        return getattr(self.phase, "awaiting", None)
 
     @property
     def next_turn(self) -> tuple[Entry, ...]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Any, ClassVar, Final, Literal, TypeAlias
+from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 import attrs
 
@@ -248,7 +248,7 @@ class ExtensionSource:
 
 
 Source: TypeAlias = UserSource | PluginSource | GoalSource | ToolSource | ExtensionSource
-SOURCE_TYPES: Final = (UserSource, PluginSource, GoalSource, ToolSource, ExtensionSource)
+SOURCE_TYPES: Final[tuple[type[Source], ...]] = get_args(Source)
 
 # --------------------------------------------------------------------- messages
 
@@ -405,7 +405,7 @@ class InjectInput:
 
 
 ResolvedAgentInput: TypeAlias = NextTurnInput | SteerInput | InjectInput
-INPUT_TYPES: Final = (NextTurnInput, SteerInput, InjectInput)
+INPUT_TYPES: Final[tuple[type[ResolvedAgentInput], ...]] = get_args(ResolvedAgentInput)
 
 
 def route(value: ResolvedAgentInput) -> tuple[Target, Entry]:
@@ -452,4 +452,4 @@ class DisposedCause:
 
 
 Cause: TypeAlias = UserCause | ParentCause | HookCause | DisposedCause
-CAUSE_TYPES: Final = (UserCause, ParentCause, HookCause, DisposedCause)
+CAUSE_TYPES: Final[tuple[type[Cause], ...]] = get_args(Cause)

@@ -1,4 +1,4 @@
-"""Conformance vectors: the file format, a runner against the reference, projections.
+"""Conformance vectors: the file format and a runner against the reference.
 
 A vector (``specs/vectors/*.json``, format in ``specs/formats.md``) is one
 scripted session: an optional ``seed`` of durable events replayed first, then
@@ -7,6 +7,12 @@ events and notifications, or the name of the typed error it raises), then the
 ``final`` projection. A port proves conformance by running every vector
 through its own reducer and comparing canonical JSON; ``run_vector`` is the
 reference runner (``inbox-core vectors`` and ``tools/gen_vectors.py`` use it).
+
+A ``final`` may also hold the two folds of the log a port must reproduce from
+the durable events alone: ``fates`` (R32) and ``transcript`` (R30). They are
+optional keys (``FOLD_KEYS``): a vector states them when it pins a fold. The
+JSON of the projection and of the folds is the codec's (``projection_to_json``,
+``folds_to_json`` in ``inbox_core.codec``, re-exported here).
 
 Everything here works on JSON data (``dict``/``list``), exactly as stored, so
 the reference and a port see the same documents. Comparisons are on canonical
@@ -17,51 +23,36 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
 import attrs
 
 from inbox_core.codec import (
-    cause_to_json,
+    FOLD_KEYS,
+    PROJECTION_KEYS,
     command_from_json,
-    entry_to_json,
     event_from_json,
     event_to_json,
-    message_to_json,
+    folds_to_json,
     notification_to_json,
+    projection_to_json,
 )
 from inbox_core.errors import DecodeError, InboxCoreError, ReplayError
 from inbox_core.events import DurableEvent
-from inbox_core.history import goal_rounds
 from inbox_core.reducer import reduce
 from inbox_core.replay import replay
-from inbox_core.state import (
-    AgentState,
-    Awaiting,
-    AwaitPreStep,
-    AwaitStep,
-    AwaitTurnStopping,
-)
+from inbox_core.state import AgentState
 
 Json = Any
 """A parsed JSON value (``dict``/``list``/``str``/``int``/``float``/``bool``/``None``)."""
 
 VECTOR_KEYS: Final = ("name", "description", "rules", "seed", "replayError", "commands", "final")
 STEP_KEYS: Final = ("command", "note", "durable", "notifications", "error")
-FINAL_KEYS: Final = (
-    "status",
-    "disposed",
-    "lastTurn",
-    "openTurn",
-    "openStep",
-    "awaiting",
-    "abortCause",
-    "nextTurn",
-    "nextStep",
-    "goalRounds",
-)
+FINAL_KEYS: Final = (*PROJECTION_KEYS, *FOLD_KEYS)
+"""The projection's keys (``codec.PROJECTION``), then the folds of the whole log (seed and
+emitted events, ``codec.FOLDS``): ``FOLD_KEYS`` are stated only when a vector pins them."""
 REQUIRED_FINAL_KEYS: Final = ("status", "lastTurn", "nextTurn", "nextStep")
 
 
@@ -69,50 +60,12 @@ class VectorFormatError(Exception):
     """A vector document does not have the shape of the vector format."""
 
 
-# ----------------------------------------------------------------- projections
+# ----------------------------------------------------------------- comparisons
 
 
 def canonical(value: Json) -> str:
     """The canonical JSON text used for every comparison (sorted keys, no spaces)."""
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def awaiting_to_json(awaiting: Awaiting | None) -> Json:
-    """``{"kind": "pre-step"|"step"|"turn-stopping", "turn", "step"?, "batch"?}`` or null."""
-    if awaiting is None:
-        return None
-    if isinstance(awaiting, AwaitPreStep):
-        return {
-            "kind": "pre-step",
-            "turn": awaiting.turn,
-            "step": awaiting.step,
-            "batch": [message_to_json(m) for m in awaiting.batch],
-        }
-    if isinstance(awaiting, AwaitStep):
-        return {"kind": "step", "turn": awaiting.turn, "step": awaiting.step}
-    assert isinstance(awaiting, AwaitTurnStopping)
-    return {"kind": "turn-stopping", "turn": awaiting.turn}
-
-
-def projection_to_json(state: AgentState, log: Iterable[DurableEvent] = ()) -> dict[str, Json]:
-    """The ``final`` object of a vector: the state as seen from outside, plus goal rounds.
-
-    ``goalRounds`` folds ``log`` (the seed and every durable event emitted) with
-    ``goal_rounds`` (R28); the rest reads the state.
-    """
-    projection = state.projection()
-    return {
-        "status": state.status,
-        "disposed": state.disposed,
-        "lastTurn": projection.last_turn,
-        "openTurn": projection.open_turn,
-        "openStep": projection.open_step,
-        "awaiting": awaiting_to_json(state.awaiting),
-        "abortCause": None if state.abort_cause is None else cause_to_json(state.abort_cause),
-        "nextTurn": [entry_to_json(e) for e in projection.next_turn],
-        "nextStep": [entry_to_json(e) for e in projection.next_step],
-        "goalRounds": dict(sorted(goal_rounds(log).items())),
-    }
 
 
 # ----------------------------------------------------------------- one command
@@ -321,6 +274,8 @@ def run_vector(doc: Json) -> VectorResult:
         log.extend(run.events)
     actual = projection_to_json(state, log)
     expected_final = doc["final"]
+    if any(key in expected_final for key in FOLD_KEYS):
+        actual |= folds_to_json(log)
     differing = [
         key for key in expected_final if canonical(expected_final[key]) != canonical(actual[key])
     ]

@@ -111,7 +111,7 @@ def _rule_table_module():  # type: ignore[no-untyped-def]
 
 
 def test_every_rule_is_specified_and_tested() -> None:
-    """specs/spec.md states every rule R1-R28 and its table cites at least one test each."""
+    """specs/spec.md states every rule R1-R33 and the rule table cites at least one test each."""
     spec = (ROOT / "specs" / "spec.md").read_text(encoding="utf-8")
     module = _rule_table_module()
     for rule in module.RULES:
@@ -124,6 +124,37 @@ def test_every_rule_is_specified_and_tested() -> None:
 def test_rule_table_is_fresh() -> None:
     """Run `python tools/rule_table.py` after adding or renaming tests."""
     assert _rule_table_module().main(["--check"]) == 0
+
+
+def _tool(name: str):  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_phase_diagram_and_table_are_generated_from_the_reducer() -> None:
+    """The diagram and transition table in specs/spec.md and README come from
+    ``reducer.TRANSITIONS`` (run `python tools/phase_table.py` after changing it)."""
+    assert _tool("phase_table").main(["--check"]) == 0
+
+
+def test_decision_and_rule_references_exist() -> None:
+    """Docs cite only decisions that specs/decisions.md defines and rules R1-R33."""
+    decisions = (ROOT / "specs" / "decisions.md").read_text(encoding="utf-8")
+    defined = {int(n) for n in re.findall(r"^- D(\d+)\b", decisions, re.M)}
+    assert defined, "specs/decisions.md defines no decision"
+    docs = [ROOT / "README.md", *sorted((ROOT / "specs").glob("*.md"))]
+    for doc in docs:
+        text = doc.read_text(encoding="utf-8")
+        for low, high in re.findall(r"\bD(\d+)[\u2013-]D(\d+)\b", text):
+            assert int(high) <= max(defined), f"{doc.name} cites D{low}-D{high}"
+        for n in re.findall(r"\bD(\d+)\b", text):
+            assert int(n) in defined, f"{doc.name} cites D{n}, which decisions.md does not define"
+        for n in re.findall(r"\bR(\d+)\b", text):
+            assert 1 <= int(n) <= 33, f"{doc.name} cites R{n}"
 
 
 def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

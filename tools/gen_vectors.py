@@ -65,7 +65,7 @@ def stale(directory: Path, files: dict[str, str]) -> list[str]:
 
 
 def coverage(files: dict[str, str]) -> dict[str, list[str]]:
-    """Rule id -> names of the vectors citing it (R1-R28, then D1-D22, then I1-I12)."""
+    """Rule id -> names of the vectors citing it (R…, then D…, then I…, in number order)."""
     cited: dict[str, list[str]] = {}
     for text in files.values():
         doc = json.loads(text)

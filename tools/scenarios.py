@@ -10,6 +10,10 @@ ids (D…) name what a vector pins; invariants (I…) what it exercises.
 from __future__ import annotations
 
 from inbox_core import (
+    AbortedReason,
+    CompletedReason,
+    DisposedCause,
+    DurableEvent,
     Entry,
     ExtensionSource,
     GoalSource,
@@ -21,11 +25,12 @@ from inbox_core import (
     StepEnded,
     StepStarted,
     ToolSource,
+    TurnAborted,
     TurnEnded,
     TurnStarted,
+    UserCause,
 )
-from inbox_core.events import CompletedReason
-from tools.vectorkit import Script, entry, m, mj, scenario
+from tools.vectorkit import Script, entry, m, mj, rec, scenario
 
 NT, NS = "next-turn", "next-step"
 
@@ -136,10 +141,10 @@ def _(s: Script) -> None:
 
 @scenario("values-invalid-goal-tool-extension-source", "R2", "R26", "R28", "D17")
 def _(s: Script) -> None:
-    """Goal rounds are integers >= 1 with a non-empty goal id, tool sources need a call id,
-    and an extension kind is a non-empty string."""
+    """Goal rounds are integers >= 0 (v2: round 0 is goal context) with a non-empty goal id,
+    tool sources need a call id, and an extension kind is a non-empty string."""
     s.run(
-        _send_json(mj("x", source={"kind": "goal", "goalId": "g", "round": 0})),
+        _send_json(mj("x", source={"kind": "goal", "goalId": "g", "round": -1})),
         raises="InvalidInput",
     )
     s.run(
@@ -735,35 +740,38 @@ def _(s: Script) -> None:
     s.turn()
 
 
-@scenario("turn-failed-step", "R16", "R18")
+@scenario("turn-failed-step", "R16", "R18", "R33")
 def _(s: Script) -> None:
-    """A failed step closes the step and ends the turn error {message, code}."""
+    """A failed step closes the step and ends the turn error {message, code}; agent/error
+    {turn, step, error} is announced after the command's other notifications."""
     _running(s)
     s.fail("rate limited", "429")
 
 
-@scenario("turn-failed-with-pending-steer", "R18", "R19", "D21")
+@scenario("turn-failed-with-pending-steer", "R18", "R19", "R33", "D21")
 def _(s: Script) -> None:
     """A failed step ends the turn error even with a steer pending; the steer then opens the
-    next turn."""
+    next turn in the same command, and agent/error for turn 1 comes last, after turn 2's
+    claim."""
     _running(s)
     s.steer("s")
     s.fail("boom", "internal")
     s.turn()
 
 
-@scenario("turn-pre-step-failed", "R18")
+@scenario("turn-pre-step-failed", "R18", "R23", "R33", "D30")
 def _(s: Script) -> None:
     """A failure of the pre-step decision closes the turn error with no step; the claimed
-    batch stays removed."""
+    batch stays removed (consumed by the turn). agent/error has step null: no step
+    started."""
     s.followup("a")
     s.pre_step_failed("hook crashed", "hook_error")
 
 
-@scenario("turn-pre-step-failed-later-step", "R16", "R18")
+@scenario("turn-pre-step-failed-later-step", "R16", "R18", "R33", "D30")
 def _(s: Script) -> None:
     """A pre-step failure at a later boundary: the previous step is already closed, so only
-    turn/end error follows."""
+    turn/end error follows; agent/error names the turn and step null."""
     _running(s)
     s.steer("s")
     s.cont()
@@ -832,8 +840,9 @@ def _(s: Script) -> None:
 
 @scenario("cancel-running-aborts", "R18", "R21", "R22", "R23")
 def _(s: Script) -> None:
-    """A cancel during a step clears the inbox and marks the turn aborted; the turn closes
-    when the host reports back (any outcome): step/end, turn/end aborted {user}, idle."""
+    """A cancel during a step clears the inbox and marks the turn aborted, durably: its
+    canceled splices, then turn/abort {user} (v2). The turn closes when the host reports back
+    (any outcome): step/end, turn/end aborted {user}, idle."""
     _running(s)
     s.queue("q")
     s.steer("s")
@@ -843,7 +852,8 @@ def _(s: Script) -> None:
 
 @scenario("cancel-keep-inbox", "R22", "R23", "R24", "I9")
 def _(s: Script) -> None:
-    """keep_inbox aborts the live turn and touches no pending entry; after turn/end aborted
+    """keep_inbox aborts the live turn (turn/abort, no splice) and touches no pending entry;
+    after turn/end aborted
     the kept steer opens the next turn, whose turn boundary also claims the kept queued
     entry at the head of next-turn."""
     _running(s)
@@ -863,10 +873,11 @@ def _(s: Script) -> None:
     s.cancel(keep_inbox=True)
 
 
-@scenario("cancel-first-cause-wins", "R21", "R23")
+@scenario("cancel-first-cause-wins", "R21", "R23", "I4")
 def _(s: Script) -> None:
-    """The first cause wins: a later cancel does not change it and announces only when it
-    clears new input; the turn ends aborted with the hook's reason."""
+    """The first cause wins and is the only one recorded: the first cancel writes turn/abort
+    {hook}; a later cancel writes no second turn/abort, does not change the cause, and
+    announces only when it clears new input; the turn ends aborted with the hook's reason."""
     _running(s)
     s.cancel(HookCause("budget exhausted"), keep_inbox=True)
     s.cancel(ParentCause())
@@ -875,19 +886,22 @@ def _(s: Script) -> None:
     s.complete()
 
 
-@scenario("cancel-during-pre-step", "R23", "D6", "I10")
+@scenario("cancel-during-pre-step", "R23", "R32", "D6", "I10", folds=("fates",))
 def _(s: Script) -> None:
-    """Aborted while the pre-step decision is awaited: the decision must still answer turn
-    and step, its content is ignored, no step starts; turn/end aborted."""
+    """Aborted while the pre-step decision is awaited: the cancel writes turn/abort; the
+    decision must still answer turn and step, its content is ignored, no step starts;
+    turn/end aborted. The claimed input is consumed by the turn: it never returns to the
+    inbox (fate consumed)."""
     s.followup("a")
     s.cancel()
     s.enter([], turn=1, step=2, raises="UnexpectedReport")
     s.enter()
 
 
-@scenario("cancel-pre-step-failed-aborted", "R23", "D15")
+@scenario("cancel-pre-step-failed-aborted", "R23", "R33", "D15")
 def _(s: Script) -> None:
-    """A pre-step failure reported for an aborted turn closes it aborted, not error."""
+    """A pre-step failure reported for an aborted turn closes it aborted, not error, and is
+    not announced: no agent/error."""
     s.followup("a")
     s.cancel(ParentCause())
     s.pre_step_failed()
@@ -895,8 +909,8 @@ def _(s: Script) -> None:
 
 @scenario("cancel-during-turn-stopping", "R23")
 def _(s: Script) -> None:
-    """Aborted while turn-stopping listeners run: their report closes the turn aborted, even
-    though they steered."""
+    """Aborted while turn-stopping listeners run (turn/abort, keep_inbox): their report
+    closes the turn aborted, even though they steered; the steer then opens turn 2."""
     _running(s)
     s.complete()
     s.cancel(keep_inbox=True)
@@ -905,10 +919,10 @@ def _(s: Script) -> None:
     s.turn()
 
 
-@scenario("cancel-failed-outcome-ignored", "R23", "D6")
+@scenario("cancel-failed-outcome-ignored", "R23", "R33", "D6")
 def _(s: Script) -> None:
     """The outcome reported for an aborted step is ignored: a failure still ends the turn
-    aborted."""
+    aborted, and is not announced (no agent/error)."""
     _running(s)
     s.cancel()
     s.fail()
@@ -944,11 +958,12 @@ def _(s: Script) -> None:
     s.dispose()
 
 
-@scenario("dispose-running", "R25", "D5", "D16")
+@scenario("dispose-running", "R23", "R25", "D5", "D16")
 def _(s: Script) -> None:
-    """dispose during a step clears and aborts with cause disposed; the in-flight report is
-    still accepted and closes the turn aborted {disposed}; status idle, then agent/disposed.
-    Afterwards even reports raise AgentDisposed."""
+    """dispose during a step clears, then aborts with cause disposed (turn/abort {disposed});
+    a report that does not answer what is awaited raises AgentDisposed from the dispose on;
+    the in-flight report is still accepted and closes the turn aborted {disposed}; status
+    idle, then agent/disposed. Afterwards even reports raise AgentDisposed."""
     _running(s)
     s.queue("q")
     s.followup("f")
@@ -966,8 +981,9 @@ def _(s: Script) -> None:
     "D5",
 )
 def _(s: Script) -> None:
-    """dispose after a cancel does not replace the first cause: with nothing left to clear
-    it announces nothing until the turn ends aborted {user} and agent/disposed follows."""
+    """dispose after a cancel does not replace the first cause: the cancel wrote turn/abort
+    {user}; the dispose writes no second one and, with nothing left to clear, announces
+    nothing until the turn ends aborted {user} and agent/disposed follows."""
     _running(s)
     s.cancel()
     s.dispose()
@@ -1074,10 +1090,11 @@ def _(s: Script) -> None:
     s.turn()
 
 
-@scenario("resume-after-unlogged-abort", "R18", "R27")
+@scenario("resume-after-durable-abort", "R18", "R23", "R27", "D24")
 def _(s: Script) -> None:
-    """An abort is not durable: a crash after a cancel leaves an open turn that Resume
-    closes interrupted (only Resume writes interrupted)."""
+    """v2: an abort is durable. A crash after a cancel during a step leaves an open turn with
+    its turn/abort: the replayed state exposes the cause, and Resume closes the turn step/end,
+    turn/end aborted {user}, not interrupted."""
     _running(s)
     s.cancel(keep_inbox=True)
     s.crash()
@@ -1321,3 +1338,593 @@ def _(s: Script) -> None:
     s.enter([m("b2", source=GoalSource("beta", 2))])
     s.complete()
     s.stop()
+
+
+@scenario("goal-round-zero-is-context", "R2", "R28", "D13")
+def _(s: Script) -> None:
+    """v2: goal round 0 is valid, an ordinary goal-context message. Admitted next to a
+    round-1 continuation it is never counted; a queued round-0 message stays pending."""
+    s.followup(m("g1", source=GoalSource("g", 1)), [m("g0", source=GoalSource("g", 0))])
+    s.turn()
+    s.followup(m("h0", source=GoalSource("h", 0)))
+    s.turn()
+    s.queue(m("g0q", source=GoalSource("g", 0)))
+    s.expect(goalRounds={"g": 1})
+
+
+# ============================================================ v2: durable abort
+
+
+@scenario("abort-at-continue-boundary-consumes-claim", "R9", "R23", "R32", "I10", folds=("fates",))
+def _(s: Script) -> None:
+    """A cancel while the decision on a between-steps claim is awaited: turn/abort, then the
+    decision's report closes the turn aborted with no step/start (step 1 is already closed).
+    The steer that boundary claimed is consumed by the turn, not restored."""
+    _running(s)
+    s.steer("s")
+    s.cont()
+    s.cancel(keep_inbox=True)
+    s.enter()
+
+
+@scenario("abort-second-cancel-clears-new-input", "R21", "R22", "R23", "I4", "I9")
+def _(s: Script) -> None:
+    """After a keep_inbox cancel wrote turn/abort {user}, a second cancel (parent) still
+    clears input that arrived since, announcing cancel-requested {parent}, but writes no
+    second turn/abort; a third finds nothing to do. The turn ends aborted {user}."""
+    _running(s)
+    s.cancel(keep_inbox=True)
+    s.steer("s")
+    s.followup("f")
+    s.cancel(ParentCause())
+    s.cancel(ParentCause())
+    s.complete()
+
+
+@scenario("abort-dispose-during-pre-step", "R23", "R25", "D5", "D6")
+def _(s: Script) -> None:
+    """dispose while the pre-step decision is awaited: cancel-requested {disposed}, the
+    canceled splice, then turn/abort {disposed}. A report for anything else raises
+    AgentDisposed; the awaited decision closes the turn aborted {disposed}, then idle and
+    agent/disposed."""
+    s.followup("a")
+    s.queue("q")
+    s.dispose()
+    s.stop(turn=1, raises="AgentDisposed")
+    s.enter([], turn=1, step=2, raises="AgentDisposed")
+    s.enter()
+
+
+@scenario("abort-dispose-after-keep-inbox-cancel", "R22", "R23", "R25", "D5")
+def _(s: Script) -> None:
+    """A dispose after a keep_inbox cancel clears what is pending (cancel-requested
+    {disposed}, canceled splice) but writes no second turn/abort and keeps the first cause:
+    the turn ends aborted {user}, then agent/disposed."""
+    _running(s)
+    s.cancel(keep_inbox=True)
+    s.queue("q")
+    s.dispose()
+    s.expect(abortCause={"kind": "user"}, disposed=True)
+    s.complete()
+
+
+@scenario("dispose-reports-after-dispose", "R25", "R26", "R31", "D16")
+def _(s: Script) -> None:
+    """Before a dispose a report that does not answer what is awaited is UnexpectedReport;
+    from the dispose on it is AgentDisposed (v2), whatever its kind, and so are the
+    maintenance commands. The awaited report is still accepted, with its records; once
+    converged every report raises AgentDisposed."""
+    _running(s)
+    s.complete()
+    s.complete(turn=1, step=1, raises="UnexpectedReport")
+    s.dispose()
+    s.complete(turn=1, step=1, raises="AgentDisposed")
+    s.enter([], turn=1, step=2, raises="AgentDisposed")
+    s.pre_step_failed(turn=1, step=2, raises="AgentDisposed")
+    s.stop(turn=2, raises="AgentDisposed")
+    s.end_maintenance(raises="AgentDisposed")
+    s.begin_maintenance(raises="AgentDisposed")
+    s.stop(records=[rec("usage", {"tokens": 12})])
+    s.stop(turn=1, raises="AgentDisposed")
+    s.end_maintenance(raises="AgentDisposed")
+
+
+# ================================================================ v2: resume
+
+
+@scenario("resume-aborted-orphan-consumes-claim", "R23", "R27", "R32", "D24", folds=("fates",))
+def _(s: Script) -> None:
+    """A crash after a cancel aborted a turn whose claim no decision answered: the log holds
+    turn/abort, so the replayed state exposes the cause and Resume closes the turn aborted
+    {user} with no step/end and restores nothing: the claimed entries stay consumed. The
+    kept followup then opens turn 2."""
+    s.inject("i")
+    s.queue("q")
+    s.followup("f")
+    s.cancel(keep_inbox=True)
+    s.crash()
+    s.expect(status="running", openTurn=1, abortCause={"kind": "user"})
+    s.followup("g", raises="ResumeRequired")
+    s.resume()
+    s.turn()
+
+
+@scenario("resume-seeded-abort-with-records", "R10", "R23", "R27", "R30", folds=("transcript",))
+def _(s: Script) -> None:
+    """A hand-written log: turn 1 claimed, a host record, turn/abort {parent}, and a crash
+    before any decision. Resume writes turn/end aborted {parent} and restores nothing; the
+    waking work the claim took is gone, so the agent goes idle."""
+    s.seed_events(
+        InboxSpliced(NT, 0, 0, (_q("a", True),)),
+        TurnStarted(1),
+        InboxSpliced(NT, 0, 1, ()),
+        rec("trace", {"span": "pre-step"}),
+        TurnAborted(1, ParentCause()),
+    )
+    s.resume()
+
+
+@scenario("resume-interrupted-restores-claim", "R27", "R32", "D20", folds=("fates",))
+def _(s: Script) -> None:
+    """Without a turn/abort, Resume closes the turn interrupted and restores the claim no
+    decision answered: the injection claimed at the Continue boundary goes back to
+    next-step. Being non-waking it opens nothing: status idle, its fate pending again."""
+    _running(s)
+    s.inject("i")
+    s.cont()
+    s.crash()
+    s.resume()
+
+
+@scenario("resume-cut-after-maintenance-records", "R27", "R30", "R31", "D8", folds=("transcript",))
+def _(s: Script) -> None:
+    """A log cut after a maintenance end's records and before the turn/start that followed
+    replays idle with waking work pending: every command but Resume raises ResumeRequired
+    (maintenance too), and Resume opens the turn the end of the job would have opened."""
+    s.begin_maintenance()
+    s.followup("f")
+    s.end_maintenance([rec("compaction", {"summary": "earlier turns, compacted"})])
+    s.crash(drop=2)
+    s.begin_maintenance(raises="ResumeRequired")
+    s.end_maintenance(raises="ResumeRequired")
+    s.followup("g", raises="ResumeRequired")
+    s.resume()
+    s.turn()
+
+
+@scenario("resume-crash-during-maintenance", "R14", "R27", "R31", "D23")
+def _(s: Script) -> None:
+    """Maintenance writes nothing durable: a crash during a job that held back waking input
+    leaves a log of splices only, idle with waking work pending. Resume opens turn 1, which
+    claims the queued head first (D23); the followup gets turn 2."""
+    s.begin_maintenance()
+    s.queue("q")
+    s.followup("f")
+    s.crash()
+    s.resume()
+    s.turn()
+    s.turn()
+
+
+# =========================================================== v2: replay checks
+
+
+@scenario("replay-open-aborted-turn", "R10", "R23", "R27", "D29")
+def _(s: Script) -> None:
+    """A log that ends inside a turn after its turn/abort replays to an open turn (status
+    running, nothing awaited, Resume required) that exposes the recorded cause as
+    abortCause. No commands: the vector pins replay."""
+    s.seed_events(
+        *_open_turn(),
+        StepStarted(1, 1),
+        MessageAdmitted(m("a")),
+        TurnAborted(1, HookCause("budget exhausted")),
+    )
+
+
+@scenario("replay-accepts-turn-end-aborted-without-abort", "R10", "R23", "D29")
+def _(s: Script) -> None:
+    """A log written before v2 ends an aborted turn without a turn/abort: replay accepts
+    it."""
+    s.seed_events(
+        InboxSpliced(NT, 0, 0, (_q("a", True),)),
+        TurnStarted(1),
+        InboxSpliced(NT, 0, 1, ()),
+        StepStarted(1, 1),
+        MessageAdmitted(m("a")),
+        StepEnded(1, 1),
+        TurnEnded(1, AbortedReason(UserCause())),
+    )
+
+
+def _open_turn() -> tuple[DurableEvent, ...]:
+    """A waking entry, turn 1 and its claim: the prefix of the turn/abort replay vectors."""
+    return (InboxSpliced(NT, 0, 0, (_q("a", True),)), TurnStarted(1), InboxSpliced(NT, 0, 1, ()))
+
+
+@scenario("replay-rejects-second-turn-abort", "R10", "R23", "I4", "D29")
+def _(s: Script) -> None:
+    """Only the first cause is recorded: a second turn/abort in one turn is rejected."""
+    s.seed_events(
+        *_open_turn(),
+        TurnAborted(1, UserCause()),
+        TurnAborted(1, DisposedCause()),
+        replay_error=4,
+    )
+
+
+@scenario("replay-rejects-turn-abort-outside-its-turn", "R10", "R23", "I4", "D29")
+def _(s: Script) -> None:
+    """turn/abort only inside its open turn: naming another turn is rejected."""
+    s.seed_events(*_open_turn(), TurnAborted(2, UserCause()), replay_error=3)
+
+
+@scenario("replay-rejects-turn-abort-while-idle", "R10", "R23", "I4", "D29")
+def _(s: Script) -> None:
+    """turn/abort with no turn open is rejected."""
+    s.seed_events(InboxSpliced(NT, 0, 0, (_q("a"),)), TurnAborted(1, UserCause()), replay_error=1)
+
+
+@scenario("replay-rejects-step-after-turn-abort", "R10", "R23", "I10", "D29")
+def _(s: Script) -> None:
+    """No step/start after a turn's turn/abort (I10)."""
+    s.seed_events(*_open_turn(), TurnAborted(1, UserCause()), StepStarted(1, 1), replay_error=4)
+
+
+@scenario("replay-rejects-claim-after-turn-abort", "R9", "R10", "R23", "D29")
+def _(s: Script) -> None:
+    """An aborted turn reaches no boundary: a claim after its turn/abort is rejected."""
+    s.seed_events(
+        InboxSpliced(NT, 0, 0, (_q("a", True),)),
+        TurnStarted(1),
+        InboxSpliced(NT, 0, 1, ()),
+        StepStarted(1, 1),
+        MessageAdmitted(m("a")),
+        InboxSpliced(NS, 0, 0, (_q("s", True),)),
+        StepEnded(1, 1),
+        TurnAborted(1, UserCause()),
+        InboxSpliced(NS, 0, 1, ()),
+        replay_error=8,
+    )
+
+
+@scenario("replay-rejects-turn-end-other-than-the-abort", "R10", "R18", "R23", "I4", "D29")
+def _(s: Script) -> None:
+    """A turn with a turn/abort ends aborted with the same cause: another cause is
+    rejected."""
+    s.seed_events(
+        *_open_turn(),
+        TurnAborted(1, HookCause("budget")),
+        TurnEnded(1, AbortedReason(UserCause())),
+        replay_error=4,
+    )
+
+
+@scenario("replay-rejects-turn-end-completed-after-abort", "R10", "R18", "R23", "I4", "D29")
+def _(s: Script) -> None:
+    """A turn with a turn/abort cannot end completed."""
+    s.seed_events(
+        *_open_turn(), TurnAborted(1, UserCause()), TurnEnded(1, CompletedReason()), replay_error=4
+    )
+
+
+@scenario("replay-rejects-record-inside-admission", "R10", "R16", "R30", "I4")
+def _(s: Script) -> None:
+    """Host records stand anywhere but between a step/start and its user/messages: a
+    user/message after a record is no longer right after step/start."""
+    s.seed_events(
+        *_open_turn(),
+        StepStarted(1, 1),
+        rec("note"),
+        MessageAdmitted(m("a")),
+        replay_error=5,
+    )
+
+
+@scenario("replay-host-records-verbatim", "R10", "R30", folds=("transcript",))
+def _(s: Script) -> None:
+    """Host records are durable events of type host/<name> with any JSON data, kept
+    verbatim and out of the projection: before any turn, inside a turn before its first
+    step, inside a step after its user/messages, between steps, after step/end, and after
+    the turn. The transcript keeps each where it stands."""
+    s.seed_events(
+        rec("system-prompt", "You are terse."),
+        InboxSpliced(NT, 0, 0, (_q("a", True),)),
+        TurnStarted(1),
+        InboxSpliced(NT, 0, 1, ()),
+        rec("trace", None),
+        StepStarted(1, 1),
+        MessageAdmitted(m("a")),
+        rec("assistant", {"text": "calling a tool", "calls": [{"id": "c1", "args": [1, 2.5]}]}),
+        StepEnded(1, 1),
+        rec("tool-result", {"id": "c1", "ok": True, "value": None}),
+        StepStarted(1, 2),
+        rec("assistant", {"text": "done"}),
+        StepEnded(1, 2),
+        rec("usage", [3, 4]),
+        TurnEnded(1, CompletedReason()),
+        rec("compaction", {"summary": "one turn"}),
+    )
+
+
+# ================================================================= v2: records
+
+
+@scenario("records-on-every-report", "R16", "R30", "D26", folds=("transcript",))
+def _(s: Script) -> None:
+    """Every report may carry host records: they are appended first, before the events the
+    report causes (step/start, step/end, a claim, turn/end, the next turn/start), in one
+    transition. A pre-step decision, a Continue, a completed step, turn-stopping, a
+    Reject, a pre-step failure and a failed step each write theirs; the transcript places
+    them in their turns and steps."""
+    s.followup("a")
+    s.enter(records=[rec("request", {"model": "m-1"})])
+    s.cont(records=[rec("assistant", {"call": "search"}), rec("tool-result", {"hits": 2})])
+    s.enter([])
+    s.complete(records=[rec("assistant", {"text": "two hits"})])
+    s.stop(records=[rec("usage", {"tokens": 42})])
+    s.followup("b")
+    s.reject(records=[rec("policy", "blocked by rule 7")])
+    s.followup("c")
+    s.pre_step_failed("hook crashed", "hook_error", records=[rec("hook-log", ["boom"])])
+    s.followup("d")
+    s.enter()
+    s.fail("rate limited", "429", records=[rec("http", {"status": 429})])
+
+
+@scenario("records-empty-writes-nothing", "R30")
+def _(s: Script) -> None:
+    """records is optional: an explicit empty array is accepted and writes nothing, exactly
+    like a report without the key (encoders leave an empty array out)."""
+    s.followup("a")
+    s.run({"type": "pre-step-decided", "turn": 1, "step": 1,
+           "decision": {"kind": "enter", "messages": [mj("a")]}, "records": []})  # fmt: skip
+    s.run({"type": "step-finished", "turn": 1, "step": 1, "outcome": {"kind": "completed"},
+           "records": []})  # fmt: skip
+    s.run({"type": "turn-stopping-done", "turn": 1, "records": []})
+    s.begin_maintenance()
+    s.run({"type": "end-maintenance", "records": []})
+
+
+@scenario("records-aborted-closing-report", "R23", "R30", "D6", "D26", folds=("transcript",))
+def _(s: Script) -> None:
+    """The closing report of an aborted turn still writes its records, first: then step/end
+    if a step is open and turn/end aborted. Its other content is ignored."""
+    _running(s)
+    s.cancel()
+    s.complete(records=[rec("assistant", {"text": "partial", "truncated": True})])
+    s.followup("b")
+    s.cancel(HookCause("budget"), keep_inbox=True)
+    s.enter(records=[rec("trace", "decided after the abort")])
+
+
+@scenario("records-rejected-with-the-report", "R26", "R30", "D17", "I11")
+def _(s: Script) -> None:
+    """A report's records are written only when the report is accepted: a stale report or
+    a batch with a duplicate id writes none. A record whose type is not host/<name> is
+    refused while decoding: another event type is a DecodeError, an empty name
+    InvalidInput; records on a command that takes none is a DecodeError."""
+    s.followup("a")
+    s.complete(turn=1, step=1, records=[rec("lost")], raises="UnexpectedReport")
+    s.enter([m("x"), m("x")], records=[rec("lost")], raises="DuplicateMessageId")
+    bad_type = {"type": "turn/start", "data": {"turn": 1}}
+    s.run(
+        {"type": "pre-step-decided", "turn": 1, "step": 1, "decision": {"kind": "reject"},
+         "records": [bad_type]},
+        raises="DecodeError",
+    )  # fmt: skip
+    s.run(
+        {"type": "pre-step-decided", "turn": 1, "step": 1, "decision": {"kind": "reject"},
+         "records": [{"type": "host/", "data": 1}]},
+        raises="InvalidInput",
+    )  # fmt: skip
+    s.run(
+        {"type": "cancel", "cause": {"kind": "user"}, "keepInbox": False, "records": []},
+        raises="DecodeError",
+    )
+    s.reject(records=[rec("kept")])
+
+
+# ============================================================ v2: maintenance
+
+
+@scenario("maintenance-begin-end-idle", "R27", "R31", "I8")
+def _(s: Script) -> None:
+    """BeginMaintenance while idle announces status maintenance and writes nothing; nothing
+    is awaited from the host; Resume changes nothing. Non-waking input parks as usual.
+    EndMaintenance with no waking work pending announces idle."""
+    s.begin_maintenance()
+    s.expect(status="maintenance", awaiting=None)
+    s.resume()
+    s.queue("q")
+    s.inject("i")
+    s.end_maintenance()
+
+
+@scenario("maintenance-waking-input-waits", "R9", "R13", "R14", "R31", "D23")
+def _(s: Script) -> None:
+    """During maintenance waking input is inserted but opens no turn. EndMaintenance then
+    opens turn 1 in the same command (status maintenance -> running, no idle between): the
+    turn-boundary claim takes next-step (the steer, the injection) and the queued head; the
+    followup gets turn 2."""
+    s.begin_maintenance()
+    s.queue("q")
+    s.followup("f")
+    s.steer("s")
+    s.inject("i")
+    s.end_maintenance()
+    s.turn()
+    s.turn()
+
+
+@scenario("maintenance-edits-open-no-turn", "R7", "R8", "R13", "R31", "D28")
+def _(s: Script) -> None:
+    """Edits during maintenance never open a turn: a waking splice, a replace, a move to
+    next-turn. A move to next-step raises SteerUnavailable (no live turn). The end of the
+    job opens the turn for the waking entry at the head of next-turn."""
+    s.begin_maintenance()
+    s.queue("q")
+    s.inject("i")
+    s.splice(NT, 0, 0, [entry("w", wakeup=True)])
+    s.replace("q", m("q2", "q, edited"))
+    s.move("q2", NS, raises="SteerUnavailable")
+    s.move("i", NT)
+    s.end_maintenance()
+    s.turn()
+
+
+@scenario("maintenance-cancel-aborts-job", "R21", "R22", "R23", "R31", "D28")
+def _(s: Script) -> None:
+    """A cancel during maintenance aborts the job (first cause, exposed as abortCause) and
+    clears pending input; it writes no turn/abort (maintenance writes nothing durable of its
+    own). A second cancel keeps the cause and only clears what arrived since.
+    EndMaintenance clears the cause: idle."""
+    s.begin_maintenance()
+    s.followup("f")
+    s.cancel()
+    s.expect(abortCause={"kind": "user"}, status="maintenance")
+    s.cancel(ParentCause())
+    s.queue("q")
+    s.cancel(ParentCause())
+    s.end_maintenance()
+
+
+@scenario("maintenance-cancel-keep-inbox", "R22", "R24", "R31", "D28", "I9")
+def _(s: Script) -> None:
+    """A keep_inbox cancel during maintenance aborts the job and touches no entry; the kept
+    followup opens turn 1 when the job ends."""
+    s.begin_maintenance()
+    s.followup("f")
+    s.cancel(keep_inbox=True)
+    s.end_maintenance()
+    s.turn()
+
+
+@scenario("maintenance-dispose-converges-at-end", "R25", "R30", "R31", "D5", "D26")
+def _(s: Script) -> None:
+    """dispose during maintenance clears and aborts the job (cancel-requested {disposed});
+    the agent is disposed but converges only at the job's end: every command but
+    EndMaintenance raises AgentDisposed. EndMaintenance is still accepted with its records,
+    announces idle and agent/disposed; a second one raises AgentDisposed."""
+    s.begin_maintenance()
+    s.queue("q")
+    s.dispose()
+    s.expect(disposed=True, status="maintenance", abortCause={"kind": "disposed"})
+    s.followup("x", raises="AgentDisposed")
+    s.cancel(raises="AgentDisposed")
+    s.begin_maintenance(raises="AgentDisposed")
+    s.end_maintenance([rec("job-log", "stopped early")])
+    s.end_maintenance(raises="AgentDisposed")
+
+
+@scenario("maintenance-dispose-after-cancel", "R23", "R25", "R31", "D5", "D28")
+def _(s: Script) -> None:
+    """A dispose after a cancel aborted the job keeps the first cause and, with nothing to
+    clear, announces nothing; EndMaintenance then announces idle and agent/disposed."""
+    s.begin_maintenance()
+    s.cancel(keep_inbox=True)
+    s.dispose()
+    s.expect(disposed=True, abortCause={"kind": "user"})
+    s.end_maintenance()
+
+
+@scenario("maintenance-typed-errors", "R26", "R31", "I11")
+def _(s: Script) -> None:
+    """BeginMaintenance is accepted only while idle: during a step, a pre-step decision,
+    turn-stopping or another job it raises MaintenanceUnavailable. EndMaintenance when no
+    job runs raises UnexpectedReport, and during a job a turn's report does too."""
+    s.followup("a")
+    s.begin_maintenance(raises="MaintenanceUnavailable")
+    s.enter()
+    s.begin_maintenance(raises="MaintenanceUnavailable")
+    s.end_maintenance(raises="UnexpectedReport")
+    s.complete()
+    s.begin_maintenance(raises="MaintenanceUnavailable")
+    s.stop()
+    s.end_maintenance(raises="UnexpectedReport")
+    s.begin_maintenance()
+    s.begin_maintenance(raises="MaintenanceUnavailable")
+    s.complete(turn=1, step=1, raises="UnexpectedReport")
+    s.stop(turn=1, raises="UnexpectedReport")
+    s.enter([], turn=2, step=1, raises="UnexpectedReport")
+    s.end_maintenance()
+
+
+# ============================================================ v2: agent/error
+
+
+@scenario("agent-error-pre-step-failure-opens-next", "R18", "R19", "R23", "R33", "D30",
+          folds=("fates",))  # fmt: skip
+def _(s: Script) -> None:
+    """A pre-step failure with a followup pending: turn/end error, then turn 2 opens and
+    claims in the same command, and agent/error {turn 1, step null} is announced last. The
+    failed turn's claim is consumed."""
+    s.followup("a")
+    s.followup("b")
+    s.pre_step_failed("context too large", "E_CTX")
+    s.turn()
+
+
+# ================================================================== v2: fates
+
+
+@scenario("fates-every-kind", "R7", "R8", "R16", "R23", "R32", folds=("fates",))
+def _(s: Script) -> None:
+    """fates gives every MessageId ever accepted exactly one current fate: admitted (also a
+    message a decision added), dropped by a Reject (the step it was asked for) or by an
+    Enter that leaves it out (the step it started), consumed by a turn that failed or was
+    aborted before a decision, canceled (a remove, a replace of another id), claimed while
+    its decision is awaited, and pending (after a move, or a replace under the same id)."""
+    s.followup("a", ["ca"])
+    s.enter([m("a"), m("x", "added by the decision")])
+    s.complete()
+    s.stop()
+    s.followup("b")
+    s.reject()
+    s.followup("c")
+    s.pre_step_failed()
+    s.followup("d")
+    s.cancel(keep_inbox=True)
+    s.enter()
+    s.queue("r")
+    s.remove("r")
+    s.queue("p")
+    s.replace("p", m("p2"))
+    s.followup("w")
+    s.queue("n")
+    s.replace("n", m("n", "n, rewritten"))
+    s.inject("i")
+    s.move("i", NT)
+
+
+@scenario("fates-pending-id-is-pending", "R4", "R16", "R32", "D27", folds=("fates",))
+def _(s: Script) -> None:
+    """A decision may admit a message whose id is also pending (R4 constrains pending ids
+    only): the id's fate is pending, whatever else happened to it."""
+    s.followup("a")
+    s.queue("k")
+    s.enter([m("a"), m("k", "k, admitted by the decision")])
+    s.complete()
+    s.stop()
+
+
+@scenario("fates-orphaned-claim-is-claimed", "R27", "R32", folds=("fates",))
+def _(s: Script) -> None:
+    """A log cut between a claim and its decision: before Resume the claimed messages have
+    the fate claimed (turn, step), the admitted ones admitted. No commands: the vector pins
+    replay and the folds of the seed."""
+    _running(s)
+    s.complete()
+    s.stop()
+    s.inject("i")
+    s.followup("f")
+    s.crash()
+
+
+@scenario("maintenance-dispose-aborts-empty-job", "R25", "R31", "D5")
+def _(s: Script) -> None:
+    """With nothing pending, a dispose during maintenance still aborts the job, so it
+    announces cancel-requested {disposed}; agent/disposed waits for the job's end."""
+    s.begin_maintenance()
+    s.dispose()
+    s.end_maintenance()

@@ -13,7 +13,8 @@ A scenario is a function that drives a ``Script`` with intent-named helpers::
 Every helper builds one command, encodes it with the codec's JSON command form
 and runs it through ``inbox_core.vectors.apply_step``, the very function the
 vector runner uses: the expected outputs are whatever the reference reducer
-produces. Reports default their turn/step to what the reference awaits.
+produces. Reports default their turn/step to what the reference awaits, and
+take ``records=[rec("name", data), ...]`` (host records, R30).
 
 ``raises="ErrorName"`` states that a step must be rejected, and a step
 without it must succeed: a scenario that no longer does what it says fails
@@ -33,16 +34,19 @@ from inbox_core import (
     AwaitPreStep,
     AwaitStep,
     AwaitTurnStopping,
+    BeginMaintenance,
     Cancel,
     Command,
     Completed,
     Continue,
     Dispose,
     DurableEvent,
+    EndMaintenance,
     Enter,
     Entry,
     Failed,
     HookCause,
+    HostRecord,
     InjectInput,
     MaxTokens,
     Move,
@@ -71,7 +75,13 @@ from inbox_core import (
 )
 from inbox_core.commands import Clear
 from inbox_core.state import AgentState
-from inbox_core.vectors import apply_step, canonical, projection_to_json
+from inbox_core.vectors import (
+    FOLD_KEYS,
+    apply_step,
+    canonical,
+    folds_to_json,
+    projection_to_json,
+)
 
 Msg: TypeAlias = "str | UserMessage"
 Json: TypeAlias = Any
@@ -106,6 +116,14 @@ def entry(message: Msg, *contexts: Msg, wakeup: bool = False) -> Entry:
     return Entry(msg(message), msgs(contexts), wakeup)
 
 
+def rec(name: str, data: Json = None) -> HostRecord:
+    """A host record ``{"type": "host/<name>", "data": data}`` (R30)."""
+    return HostRecord(f"host/{name}", data)
+
+
+Records: TypeAlias = "Sequence[HostRecord]"
+
+
 def mj(value: Msg, **changes: Json) -> dict[str, Json]:
     """A message's JSON form, with top-level keys replaced (to build invalid documents)."""
     data: dict[str, Json] = message_to_json(msg(value))
@@ -116,10 +134,16 @@ def mj(value: Msg, **changes: Json) -> dict[str, Json]:
 class Script:
     """Builds one vector: runs every command on the reference and records it."""
 
-    def __init__(self, name: str, description: str, rules: Sequence[str]) -> None:
+    def __init__(
+        self, name: str, description: str, rules: Sequence[str], folds: Sequence[str] = ()
+    ) -> None:
+        unknown = sorted(set(folds) - set(FOLD_KEYS))
+        if unknown:
+            raise ScenarioError(f"{name}: unknown folds {unknown}; known: {FOLD_KEYS}")
         self.name = name
         self.description = description
         self.rules = list(rules)
+        self.folds = tuple(key for key in FOLD_KEYS if key in folds)
         self.seed: list[DurableEvent] = []
         self.seeded = False
         self.replay_error: int | None = None
@@ -229,6 +253,12 @@ class Script:
     def resume(self, **kw: Any) -> None:
         self.run(Resume(), **kw)
 
+    def begin_maintenance(self, **kw: Any) -> None:
+        self.run(BeginMaintenance(), **kw)
+
+    def end_maintenance(self, records: Records = (), **kw: Any) -> None:
+        self.run(EndMaintenance(tuple(records)), **kw)
+
     # ------------------------------------------------------- host reports
 
     def _awaited(self, kind: type, turn: int | None, step: int | None) -> tuple[int, int]:
@@ -249,6 +279,7 @@ class Script:
         *,
         turn: int | None = None,
         step: int | None = None,
+        records: Records = (),
         **kw: Any,
     ) -> None:
         """Answer the pre-step decision with ``Enter``; by default the claimed batch as is."""
@@ -260,11 +291,18 @@ class Script:
             batch = awaiting.batch
         else:
             batch = msgs(messages)
-        self.run(PreStepDecided(turn, step, Enter(batch)), **kw)
+        self.run(PreStepDecided(turn, step, Enter(batch), tuple(records)), **kw)
 
-    def reject(self, *, turn: int | None = None, step: int | None = None, **kw: Any) -> None:
+    def reject(
+        self,
+        *,
+        turn: int | None = None,
+        step: int | None = None,
+        records: Records = (),
+        **kw: Any,
+    ) -> None:
         turn, step = self._awaited(AwaitPreStep, turn, step)
-        self.run(PreStepDecided(turn, step, Reject()), **kw)
+        self.run(PreStepDecided(turn, step, Reject(), tuple(records)), **kw)
 
     def pre_step_failed(
         self,
@@ -273,16 +311,19 @@ class Script:
         *,
         turn: int | None = None,
         step: int | None = None,
+        records: Records = (),
         **kw: Any,
     ) -> None:
         turn, step = self._awaited(AwaitPreStep, turn, step)
-        self.run(PreStepFailed(turn, step, message, code), **kw)
+        self.run(PreStepFailed(turn, step, message, code, tuple(records)), **kw)
 
     def _finish(self, outcome: Any, turn: int | None, step: int | None, kw: Any) -> None:
+        records = tuple(kw.pop("records", ()))
         turn, step = self._awaited(AwaitStep, turn, step)
-        self.run(StepFinished(turn, step, outcome), **kw)
+        self.run(StepFinished(turn, step, outcome, records), **kw)
 
     def complete(self, *, turn: int | None = None, step: int | None = None, **kw: Any) -> None:
+        """The step is done and asks for no other: ``Completed`` (``records=`` allowed)."""
         self._finish(Completed(), turn, step, kw)
 
     def cont(self, *, turn: int | None = None, step: int | None = None, **kw: Any) -> None:
@@ -303,10 +344,10 @@ class Script:
     ) -> None:
         self._finish(Failed(message, code), turn, step, kw)
 
-    def stop(self, *, turn: int | None = None, **kw: Any) -> None:
+    def stop(self, *, turn: int | None = None, records: Records = (), **kw: Any) -> None:
         """Turn-stopping listeners are done: ``TurnStoppingDone``."""
         turn, _ = self._awaited(AwaitTurnStopping, turn, 1)
-        self.run(TurnStoppingDone(turn), **kw)
+        self.run(TurnStoppingDone(turn, tuple(records)), **kw)
 
     def turn(self, *messages: Msg) -> None:
         """A one-step turn for the open claim: enter (batch or ``messages``), complete, stop."""
@@ -314,9 +355,17 @@ class Script:
         self.complete()
         self.stop()
 
+    def final(self) -> dict[str, Json]:
+        """The ``final`` object now: the projection, plus the folds this scenario pins."""
+        final = projection_to_json(self.state, self.log)
+        if self.folds:
+            folded = folds_to_json(self.log)
+            final.update((key, folded[key]) for key in self.folds)
+        return final
+
     def expect(self, **projection: Json) -> None:
-        """Assert parts of the current projection (keys of a vector's ``final``)."""
-        actual = projection_to_json(self.state, self.log)
+        """Assert parts of the current projection (keys of a vector's ``final``, folds too)."""
+        actual = projection_to_json(self.state, self.log) | folds_to_json(self.log)
         for key, value in projection.items():
             if canonical(actual[key]) != canonical(value):
                 raise ScenarioError(
@@ -344,7 +393,7 @@ class Script:
             doc["commands"] = []
             return doc
         doc["commands"] = self.steps
-        doc["final"] = projection_to_json(self.state, self.log)
+        doc["final"] = self.final()
         return doc
 
 
@@ -359,10 +408,11 @@ class Scenario:
     rules: tuple[str, ...]
     fn: ScenarioFn
     blocked_by: str | None = None
+    folds: tuple[str, ...] = ()
 
     def build(self) -> dict[str, Json]:
         description = " ".join((self.fn.__doc__ or "").split())
-        script = Script(self.name, description, self.rules)
+        script = Script(self.name, description, self.rules, self.folds)
         self.fn(script)
         return script.document()
 
@@ -371,9 +421,12 @@ REGISTRY: list[Scenario] = []
 
 
 def scenario(
-    name: str, *rules: str, blocked_by: str | None = None
+    name: str, *rules: str, blocked_by: str | None = None, folds: Sequence[str] = ()
 ) -> Callable[[ScenarioFn], ScenarioFn]:
     """Register a scenario; its docstring becomes the vector's description.
+
+    ``folds`` names the folds of the log (``"fates"``, ``"transcript"``) the
+    vector's ``final`` states besides the projection (R30, R32).
 
     ``blocked_by`` keeps a scenario out of ``specs/vectors`` while the reference
     does not yet do what it states (the test suite expects it to fail, strictly,
@@ -383,7 +436,7 @@ def scenario(
     def register(fn: ScenarioFn) -> ScenarioFn:
         if any(existing.name == name for existing in REGISTRY):
             raise ScenarioError(f"duplicate scenario name {name!r}")
-        REGISTRY.append(Scenario(name, rules, fn, blocked_by))
+        REGISTRY.append(Scenario(name, rules, fn, blocked_by, tuple(folds)))
         return fn
 
     return register

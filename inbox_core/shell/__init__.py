@@ -3,32 +3,47 @@
 ``LoopAgent(host, *, log=None)`` implements the structural ``inbox_core.Agent``
 protocol over the pure reducer: synchronous delivery and edits, notifications
 in commit order, one driver task per running agent calling the ``Host``
-hooks, and a durable ``EventLog`` (``MemoryLog``, ``SqliteLog``) that a new
-agent replays and resumes. Only this package imports asyncio, sqlite3 or
+hooks, and a durable ``EventLog`` (``MemoryLog``, ``SqliteLog``,
+``PostgresLog``) that a new agent acquires, replays and resumes. One writer
+per agent log, enforced by the store (R29): ``LogOwned``, ``LogFenced``,
+``detach()``. Only this package imports asyncio, sqlite3, psycopg or
 logging; the core stays pure. See specs/shell.md.
 """
 
-from inbox_core.shell.agent import DriverStopped, LoopAgent, Subscriber
+from inbox_core.shell.agent import (
+    AgentDetached,
+    DriverStopped,
+    LoopAgent,
+    MaintenanceJob,
+    Subscriber,
+)
 from inbox_core.shell.echo import EchoHost
-from inbox_core.shell.host import AbortSignal, Host
+from inbox_core.shell.host import AbortSignal, Host, Recorded
 from inbox_core.shell.logs import (
     CorruptLog,
     EventLog,
+    LogUnavailable,
     MemoryLog,
     SqliteLog,
     from_json_lines,
     to_json_lines,
 )
+from inbox_core.shell.postgres import PostgresLog
 
 __all__ = [
     "AbortSignal",
+    "AgentDetached",
     "CorruptLog",
     "DriverStopped",
     "EchoHost",
     "EventLog",
     "Host",
+    "MaintenanceJob",
+    "Recorded",
+    "LogUnavailable",
     "LoopAgent",
     "MemoryLog",
+    "PostgresLog",
     "SqliteLog",
     "Subscriber",
     "from_json_lines",

@@ -21,19 +21,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TYPE_CHECKING, Any, Final, TypeVar
 
+from inbox_core import commands as intents
 from inbox_core.commands import (
+    BeginMaintenance,
     Cancel,
     Clear,
     Command,
     Completed,
     Dispose,
+    EndMaintenance,
     Failed,
     Move,
-    PreStepDecided,
-    PreStepFailed,
     Reject,
     Remove,
     Replace,
@@ -41,32 +42,27 @@ from inbox_core.commands import (
     Resume,
     Send,
     Splice,
-    StepFinished,
-    TurnStoppingDone,
 )
 from inbox_core.errors import InboxCoreError
-from inbox_core.events import Notification, Status
+from inbox_core.events import HostRecord, Notification, Status
 from inbox_core.inbox import Inbox
-from inbox_core.reducer import (
+from inbox_core.reducer import reduce
+from inbox_core.replay import replay
+from inbox_core.shell.host import AbortSignal, Host, Recorded, unwrap
+from inbox_core.shell.logs import EventLog, MemoryLog
+from inbox_core.state import (
     AgentState,
     Awaiting,
     AwaitPreStep,
     AwaitStep,
     Transition,
-    reduce,
 )
-from inbox_core.replay import replay
-from inbox_core.shell.host import AbortSignal, Host
-from inbox_core.shell.logs import EventLog, MemoryLog
 from inbox_core.values import (
     Entry,
     HookCause,
-    InjectInput,
     MessageId,
-    NextTurnInput,
     ParentCause,
     ResolvedAgentInput,
-    SteerInput,
     Target,
     UserCause,
     UserMessage,
@@ -77,11 +73,13 @@ if TYPE_CHECKING:
 
     from inbox_core.agent import Agent
 
-__all__ = ["DriverStopped", "LoopAgent", "Subscriber"]
+__all__ = ["AgentDetached", "DriverStopped", "LoopAgent", "Subscriber"]
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
 Subscriber = Callable[[Notification], None]
+MaintenanceJob = Callable[[AbortSignal], Awaitable[Iterable[HostRecord] | Recorded[None] | None]]
+"""``run_maintenance``'s job: a coroutine function of the job's ``AbortSignal``."""
 T = TypeVar("T")
 
 
@@ -91,6 +89,16 @@ class DriverStopped(RuntimeError):
     Raised by ``when_idle``/``aclose`` of an agent whose driver stopped: its
     open turn can no longer progress. The log holds everything committed;
     a new ``LoopAgent`` over it resumes (the turn closes ``interrupted``).
+    A writer that lost its log (R29) stops the same way, with ``LogFenced``
+    as the cause; a store that became unreachable, with ``LogUnavailable``.
+    """
+
+
+class AgentDetached(InboxCoreError):
+    """The agent was detached (R29): it no longer owns its log and refuses every command.
+
+    Nothing was changed or written. The log is the agent now: build a new
+    ``LoopAgent`` over it (here or in another process) to go on.
     """
 
 
@@ -117,10 +125,24 @@ def _driver_cancelled() -> bool:
     return task is not None and task.cancelling() > 0
 
 
+def _render(text: Callable[[], object]) -> str | None:
+    """``text()`` if it returns a str; None if it raises or returns anything else."""
+    try:
+        value = text()
+    except Exception:
+        return None
+    return value if isinstance(value, str) else None
+
+
 def _describe(error: BaseException) -> tuple[str, str]:
-    """The ``(message, code)`` a host exception is reported with: ``str(error)``, class name."""
-    code = type(error).__name__
-    return (str(error) or code), code
+    """The ``(message, code)`` a host failure is reported with: the class name as code,
+    ``str(error)`` as message (the code when empty; the ``repr`` when ``str`` itself
+    fails). Never raises, whatever the exception does in ``__str__``/``__repr__`` (R33)."""
+    code = _render(lambda: type(error).__name__) or "Exception"
+    message = _render(lambda: str(error))
+    if message is None:
+        message = _render(lambda: repr(error))
+    return message or code, code
 
 
 class LoopAgent:
@@ -134,11 +156,24 @@ class LoopAgent:
     inside one, pending work starts at once; built outside, the driver starts
     on the first command issued, or ``when_idle``/``aclose`` awaited, inside a
     running loop.
+
+    The constructor first acquires the log (R29): over a log another live
+    writer owns it raises ``LogOwned``, having read and written nothing. It
+    holds the log until ``detach()`` (graceful shutdown that keeps the inbox)
+    or ``aclose()`` (dispose) completes.
     """
 
     def __init__(self, host: Host, *, log: EventLog | None = None) -> None:
         self._host = host
         self._log: EventLog = MemoryLog() if log is None else log
+        self._log.acquire()  # R29: before reading; LogOwned leaves everything untouched
+        try:
+            self._start()
+        except BaseException:
+            self._log.release()  # a log we cannot resume is not held
+            raise
+
+    def _start(self) -> None:
         self._subscriptions: tuple[_Subscription, ...] = ()
         self._queue: deque[tuple[Notification, tuple[_Subscription, ...]]] = deque()
         self._delivering = False
@@ -146,6 +181,8 @@ class LoopAgent:
         self._failure: BaseException | None = None
         self._signal: AbortSignal | None = None
         self._waiters: list[asyncio.Future[None]] = []
+        self._detached = False
+        self._job_signal: AbortSignal | None = None
         self._state = replay(self._log.read())
         self._sync_signal()
         self._apply(Resume())  # D8: a no-op unless the log needs it
@@ -175,6 +212,11 @@ class LoopAgent:
         return self._host
 
     @property
+    def detached(self) -> bool:
+        """Whether ``detach()`` was called: the agent refuses commands and writes nothing."""
+        return self._detached
+
+    @property
     def signal(self) -> AbortSignal | None:
         """The open (or last) turn's abort signal; None before the first turn."""
         return self._signal
@@ -183,19 +225,19 @@ class LoopAgent:
 
     def followup(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
         """next-turn, waking: an ordinary prompt with a turn of its own (R12)."""
-        self._apply(Send(NextTurnInput(message, contexts, "next-turn", True)))
+        self._apply(intents.followup(message, contexts))
 
     def queue(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
         """next-turn, not waking: parked until a waking delivery runs the model (R12, R15)."""
-        self._apply(Send(NextTurnInput(message, contexts, "next-turn", False)))
+        self._apply(intents.queue(message, contexts))
 
     def steer(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
         """next-step, waking: joins the running turn at its next step boundary (R12, R17)."""
-        self._apply(Send(SteerInput(message, contexts, "next-step", True)))
+        self._apply(intents.steer(message, contexts))
 
     def inject(self, message: UserMessage) -> None:
         """next-step, not waking, no contexts: rides along with a later boundary (R12, R15)."""
-        self._apply(Send(InjectInput(message, (), "next-step", False)))
+        self._apply(intents.inject(message))
 
     def send(self, input: ResolvedAgentInput) -> None:
         """Deliver a resolved input (R11, R13, R14)."""
@@ -258,6 +300,77 @@ class LoopAgent:
         if not self._state.disposed:
             self._apply(Dispose())
         await self._wait_until(self._is_idle, "aclose")
+        self._log.release()  # converged: nothing more to write (R29)
+
+    async def run_maintenance(self, job: MaintenanceJob) -> None:
+        """Run ``job(signal)`` as a between-turn job (R31) and log what it returns (R30).
+
+        Raises at once, running nothing, when the agent is not idle
+        (``MaintenanceUnavailable``; ``AgentDisposed`` once disposed). While the
+        job runs the status is ``maintenance``: input is accepted, but waking
+        input opens no turn until the job ends; ``cancel()``/``dispose()`` trip
+        ``signal`` (the job should wind down). The job returns None, host
+        records, or ``Recorded(None, records)``: they are appended with
+        ``EndMaintenance``, after which pending waking work starts (status
+        ``running``) or the agent is idle again. If the job raises, maintenance
+        still ends (with no records) and the error propagates.
+        """
+        self._check_not_driver("run_maintenance")
+        self._apply(BeginMaintenance())
+        signal = self._job_signal = AbortSignal(None)
+        self._sync_signal()
+        try:
+            result = await job(signal)
+            if isinstance(result, Recorded):
+                result = result.records
+            end = EndMaintenance(() if result is None else tuple(result))
+        except BaseException:
+            self._end_job(EndMaintenance())
+            raise
+        self._end_job(end)
+
+    def _end_job(self, end: EndMaintenance) -> None:
+        self._job_signal = None
+        if not self._detached:  # a detached agent writes nothing (R29)
+            self._apply(end)
+
+    async def detach(self) -> None:
+        """Hand the agent over (R29): stop driving, write nothing, release the log.
+
+        The graceful shutdown that keeps the inbox (``aclose()`` disposes it).
+        From the call on the agent writes nothing and refuses every command
+        (``AgentDetached``), reports included. The live turn's ``AbortSignal``
+        trips with ``ParentCause()`` (nothing durable records it) so the host
+        winds down; ``detach`` waits for the in-flight hook to return
+        (cancellation stays cooperative), discards its report and releases
+        the log. The next owner's ``Resume`` then treats the log exactly as
+        after a crash (R27): the open turn closes ``interrupted`` and an
+        undecided claim goes back to the inbox. Idempotent. Awaited from a
+        hook of this agent it returns at once; the log is released when that
+        hook returns.
+        """
+        if not self._detached:
+            self._detached = True
+            if self._state.status == "running" and self._signal is not None:
+                self._signal.trip(ParentCause())
+            if self._job_signal is not None:  # a maintenance job winds down too (R31)
+                self._job_signal.trip(ParentCause())
+            if self._job_signal is not None:  # a maintenance job winds down too
+                self._job_signal.trip(ParentCause())
+            self._queue.clear()  # nothing more is announced
+            self._wake_waiters()  # they raise AgentDetached
+        driver = self._driver
+        if driver is not None:
+            if driver is asyncio.current_task():
+                return  # released by the driver when this hook returns
+            await asyncio.wait({driver})
+        self._release_detached()
+
+    def _release_detached(self) -> None:
+        try:
+            self._log.release()
+        except InboxCoreError as error:  # e.g. LogUnavailable: the lease lapses on its own
+            logger.warning("detach: releasing the log failed: %s", error, exc_info=error)
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Receive notifications of every command committed from now on, in commit order.
@@ -285,12 +398,14 @@ class LoopAgent:
     # ------------------------------------------------------------ the commit
 
     def _apply(self, command: Command) -> Transition:
+        self._check_attached()
         transition = reduce(self._state, command)  # a typed error: nothing changed
         self._record(transition)
         return transition
 
     def _record(self, transition: Transition) -> None:
         """Append (one call per command), commit, then deliver notifications (never nested)."""
+        self._check_attached()
         if transition.durable:
             self._log.append(transition.durable)  # a log failure: nothing changed
         self._state = transition.state
@@ -303,9 +418,19 @@ class LoopAgent:
         self._ensure_driver()
         self._deliver()
 
+    def _check_attached(self) -> None:
+        if self._detached:
+            raise AgentDetached("the agent was detached: it refuses commands and writes nothing")
+
     def _sync_signal(self) -> None:
-        """One AbortSignal per turn; trip it when the core marks the turn aborted (R23)."""
+        """One AbortSignal per turn (and per job); trip it when the core marks the turn
+        (or job) aborted (R23, R31)."""
         state = self._state
+        if state.status == "maintenance":
+            job = self._job_signal
+            if job is not None and state.abort_cause is not None:
+                job.trip(state.abort_cause)
+            return
         if state.status != "running":  # running exactly while a turn is open (D11)
             return
         signal = self._signal
@@ -370,6 +495,7 @@ class LoopAgent:
         self._check_not_driver(what)
         loop = asyncio.get_running_loop()
         while True:
+            self._check_attached()
             if ready():
                 return
             if self._failure is not None:
@@ -389,7 +515,12 @@ class LoopAgent:
 
     def _ensure_driver(self) -> None:
         """Start the driver if a turn is open and none runs (exactly one driver task)."""
-        if self._driver is not None or self._failure is not None or self._state.awaiting is None:
+        if (
+            self._driver is not None
+            or self._failure is not None
+            or self._detached
+            or self._state.awaiting is None
+        ):
             return
         try:
             loop = asyncio.get_running_loop()
@@ -399,17 +530,22 @@ class LoopAgent:
 
     async def _drive(self) -> None:
         try:
-            while (awaiting := self._state.awaiting) is not None:
+            while not self._detached and (awaiting := self._state.awaiting) is not None:
                 signal = self._signal
                 if signal is None or signal.turn != awaiting.turn:  # pragma: no cover - invariant
                     raise RuntimeError(f"no abort signal for turn {awaiting.turn}")
                 await self._answer(awaiting, signal)
+        except AgentDetached:
+            if not self._detached:  # pragma: no cover - raised only once detached
+                raise
         except Exception as error:
             self._failure = error
             self._report_error("inbox_core.shell: the driver stopped", error)
         finally:
             self._driver = None
-            if self._state.awaiting is not None:
+            if self._detached:
+                self._release_detached()  # the in-flight report is discarded (R29)
+            elif self._state.awaiting is not None:
                 self._wake_waiters()  # they restart a driver or raise DriverStopped
 
     async def _invoke(self, call: Callable[[], Awaitable[T]]) -> T | _Raised:
@@ -430,29 +566,25 @@ class LoopAgent:
         if isinstance(awaiting, AwaitPreStep):
             step = awaiting.step
             if signal.aborted:  # D6: any report closes an aborted turn; ask nothing
-                self._submit(PreStepDecided(turn, step, Reject()))
+                self._submit(awaiting.answer(Reject()))
                 return
             batch = awaiting.batch
             decision = await self._invoke(lambda: host.pre_step(turn, step, batch, signal))
-            self._submit_result(
-                awaiting,
-                decision,
-                lambda value: PreStepDecided(turn, step, value),
-                lambda message, code: PreStepFailed(turn, step, message, code),
-            )
+            self._submit_result(awaiting, decision, awaiting.answer, awaiting.fail)
         elif isinstance(awaiting, AwaitStep):
-            step = awaiting.step
+            step_awaited = awaiting
             if signal.aborted:
-                self._submit(StepFinished(turn, step, Completed()))
+                self._submit(awaiting.answer(Completed()))
                 return
-            outcome = await self._invoke(lambda: host.run_step(turn, step, signal))
+            outcome = await self._invoke(lambda: host.run_step(turn, step_awaited.step, signal))
             self._submit_result(
                 awaiting,
                 outcome,
-                lambda value: StepFinished(turn, step, value),
-                lambda message, code: StepFinished(turn, step, Failed(message, code)),
+                awaiting.answer,
+                lambda message, code: step_awaited.answer(Failed(message, code)),
             )
         else:
+            records: tuple[HostRecord, ...] = ()
             if not signal.aborted:
                 result = await self._invoke(lambda: host.turn_stopping(turn, signal))
                 if isinstance(result, _Raised):
@@ -462,37 +594,49 @@ class LoopAgent:
                         result.error,
                         turn=turn,
                     )
-            self._submit(TurnStoppingDone(turn))
+                elif isinstance(result, Recorded):
+                    records = result.records
+            self._submit(awaiting.answer(records))
 
     def _submit_result(
         self,
         awaiting: Awaiting,
         result: object,
-        answer: Callable[[Any], Report],
+        answer: Callable[[Any, tuple[HostRecord, ...]], Report],
         failure: Callable[[str, str], Report],
     ) -> None:
-        """Record the hook's answer; a hook error, bad value or rejected report -> ``failure``."""
+        """Record the hook's answer (and its records, R30); a hook error, an answer that is
+        not a valid one (even one that cannot be rendered) or a rejected report is recorded
+        as ``failure`` (R33)."""
+        if self._detached:
+            return  # detach discards the in-flight report
         if isinstance(result, _Raised):
             error = result.error
         else:
             try:
-                transition = reduce(self._state, answer(result))
-            except InboxCoreError as rejected:  # bad value (InvalidInput), D7 duplicate ids
-                error = rejected
+                report = answer(*unwrap(result))
+            except Exception as invalid:  # a bad value; its repr may raise too (R33)
+                error = invalid
             else:
-                self._record(transition)
-                return
+                try:
+                    transition = reduce(self._state, report)
+                except InboxCoreError as rejected:  # D7 duplicate ids
+                    error = rejected
+                else:
+                    self._record(transition)
+                    return
         message, code = _describe(error)
         logger.warning(
-            "host answer to %s of %r failed with %s; reported as a failure",
+            "host answer to %s failed with %s; reported as the turn's error",
             type(awaiting).__name__,
-            self._host,
             code,
             exc_info=error,
         )
         self._submit(failure(message, code))
 
     def _submit(self, report: Report) -> None:
+        if self._detached:
+            return
         transition = reduce(self._state, report)  # answers ``awaiting``: cannot be rejected
         self._record(transition)
 

@@ -3,16 +3,57 @@
 from __future__ import annotations
 
 import asyncio
-from typing import Protocol
+from collections.abc import Iterable
+from typing import Any, Generic, Protocol, TypeVar
+
+import attrs
 
 from inbox_core.commands import Decision, StepOutcome
+from inbox_core.errors import InvalidInput
+from inbox_core.events import HostRecord
 from inbox_core.values import Cause, UserMessage
 
-__all__ = ["AbortSignal", "Host"]
+__all__ = ["AbortSignal", "Host", "Recorded"]
+
+T = TypeVar("T")
+
+
+def _records(value: Iterable[HostRecord]) -> tuple[HostRecord, ...]:
+    records = tuple(value)
+    for record in records:
+        if not isinstance(record, HostRecord):
+            raise InvalidInput(f"a record must be a HostRecord ('host/<name>'), got {record!r}")
+    return records
+
+
+@attrs.frozen
+class Recorded(Generic[T]):
+    """A hook's answer together with the host records to log with it (R30).
+
+    ``pre_step`` may return ``Recorded(Enter(...), records)``, ``run_step``
+    ``Recorded(Completed(), records)``, ``turn_stopping`` ``Recorded(None,
+    records)`` and a maintenance job ``Recorded(None, records)`` (or just the
+    records). The records are appended first, in the same atomic append as
+    the events the answer causes: a reply and the ``step/end`` of the step
+    that produced it land together or not at all.
+    """
+
+    value: T
+    records: tuple[HostRecord, ...] = attrs.field(default=(), converter=_records)
+
+
+def unwrap(result: Any) -> tuple[Any, tuple[HostRecord, ...]]:
+    """``(answer, records)`` of a hook's return value (plain answers carry no records)."""
+    if isinstance(result, Recorded):
+        return result.value, result.records
+    return result, ()
 
 
 class AbortSignal:
-    """Trips when the core marks the turn aborted (R23); one signal per turn.
+    """Trips when the core marks the turn (or maintenance job) aborted (R23, R31).
+
+    One signal per turn (``turn`` its number) and one per maintenance job
+    (``turn`` None).
 
     ``aborted`` and ``cause`` (the first cause, or None) can be polled;
     ``await wait()`` returns the cause once the signal has tripped. The shell
@@ -27,7 +68,7 @@ class AbortSignal:
 
     __slots__ = ("_cause", "_event", "turn")
 
-    def __init__(self, turn: int) -> None:
+    def __init__(self, turn: int | None) -> None:
         self.turn = turn
         self._cause: Cause | None = None
         self._event = asyncio.Event()
@@ -59,23 +100,27 @@ class AbortSignal:
 class Host(Protocol):
     """The model loop ``LoopAgent`` drives; one call at a time, in the order the core awaits.
 
-    Each hook receives the turn's ``AbortSignal``. An exception raised by a
-    hook is reported to the core (``pre_step`` -> ``PreStepFailed``,
-    ``run_step`` -> ``Failed``, with the exception class name as code; an
-    exception in ``turn_stopping`` is reported to the event loop's exception
-    handler and the turn goes on as if it returned).
+    Each hook receives the turn's ``AbortSignal`` and may wrap its answer in
+    ``Recorded(answer, records)`` to log host records with it (R30). An
+    exception raised by ``pre_step`` or ``run_step``, or an answer that is not
+    a valid one, is reported to the core as the turn's error (``PreStepFailed``
+    or ``Failed``, the exception class name as code) and announced as
+    ``agent/error`` (R33); an exception in ``turn_stopping`` is reported to
+    the event loop's exception handler and the turn goes on as if it returned.
     """
 
     async def pre_step(
         self, turn: int, step: int, messages: tuple[UserMessage, ...], signal: AbortSignal
-    ) -> Decision:
+    ) -> Decision | Recorded[Decision]:
         """Decide the entering batch of step ``step`` (``Enter(messages)`` or ``Reject()``)."""
         ...
 
-    async def run_step(self, turn: int, step: int, signal: AbortSignal) -> StepOutcome:
+    async def run_step(
+        self, turn: int, step: int, signal: AbortSignal
+    ) -> StepOutcome | Recorded[StepOutcome]:
         """Run one model request plus its tools; say whether another step is needed."""
         ...
 
-    async def turn_stopping(self, turn: int, signal: AbortSignal) -> None:
+    async def turn_stopping(self, turn: int, signal: AbortSignal) -> Recorded[None] | None:
         """The turn is about to end; listeners may ``steer`` to keep it going (R17)."""
         ...

@@ -27,25 +27,25 @@ from inbox_core import (
     Entry,
     Failed,
     InboxSpliced,
-    InjectInput,
     MaxTokens,
     Move,
-    NextTurnInput,
     PreStepDecided,
     PreStepFailed,
     Reject,
     Remove,
     Replace,
-    Send,
-    SteerInput,
     StepFinished,
     Transition,
     TurnStoppingDone,
     UserCause,
     UserMessage,
     UserSource,
+    followup,
+    inject,
+    queue,
     reduce,
     replay,
+    steer,
 )
 from inbox_core.values import Source
 
@@ -64,23 +64,7 @@ def msg(message_id: str, text: str | None = None, *, source: Source | None = Non
 
 
 # ------------------------------------------------------------------- intents
-
-
-def followup(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
-    return Send(NextTurnInput(message, tuple(contexts), "next-turn", True))
-
-
-def queue(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
-    return Send(NextTurnInput(message, tuple(contexts), "next-turn", False))
-
-
-def steer(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
-    return Send(SteerInput(message, tuple(contexts), "next-step", True))
-
-
-def inject(message: UserMessage) -> Send:
-    return Send(InjectInput(message, (), "next-step", False))
-
+# followup, queue, steer and inject are the package's own intent constructors (R12).
 
 # ------------------------------------------------------------- event shapes
 

@@ -249,9 +249,10 @@ def test_r27_a_decided_claim_is_not_restored():
     assert t.state.next_step == ()
 
 
-def test_r27_d9_restore_skips_an_entry_whose_ids_are_pending_again():
-    """D9, R4: a claimed entry re-sent after the claim (own id or a context id) is not
-    restored; the others are."""
+def test_r27_d9_restore_leaves_out_messages_whose_ids_are_pending_again():
+    """D9, R4: a claimed message re-sent after the claim stays out of the restore (here i,
+    an entry of its own, and fc, a context: f comes back without it); the others are
+    restored, and f, waking, opens turn 2 at once (R27, R19)."""
     source = Run()
     source(inject(msg("i")))
     source(inject(msg("j")))
@@ -259,9 +260,21 @@ def test_r27_d9_restore_skips_an_entry_whose_ids_are_pending_again():
     source(queue(msg("i")))  # id i pending again
     source(queue(msg("x"), [msg("fc")]))  # fc pending again, as a context
     t = resumed(source.log)(Resume())
-    assert t.durable == (TurnEnded(1, InterruptedReason()), inserted("next-step", 0, quiet("j")))
-    assert t.notifications == (InboxInserted(msg("j")), StatusChanged("idle"))
-    assert t.state.next_step == (quiet("j"),)
+    assert t.durable == (
+        TurnEnded(1, InterruptedReason()),
+        inserted("next-step", 0, quiet("j")),
+        inserted("next-turn", 0, waking("f")),
+        TurnStarted(2),
+        claimed("next-step", 1),
+        claimed("next-turn", 1),
+    )
+    assert t.notifications == (
+        InboxInserted(msg("j")),
+        InboxInserted(msg("f")),
+        InboxClaimed(msg("j"), 2),
+        InboxClaimed(msg("f"), 2),
+    )
+    assert t.state.next_step == ()
     assert t.state.next_turn == (quiet("i"), quiet("x", "fc"))
 
 

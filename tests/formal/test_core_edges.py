@@ -86,12 +86,14 @@ def test_replay_keeps_a_claim_of_both_lists_whatever_the_order() -> None:
         InboxSpliced("next-turn", 0, 1, ()),
         InboxSpliced("next-step", 0, 1, ()),
     ]
-    state = replay(log)
-    assert state.claim.next_turn == (a,)
-    assert state.claim.next_step == (s,)
-    resumed = reduce(state, Resume()).state
-    assert isinstance(resumed.awaiting, AwaitPreStep)
-    assert resumed.awaiting.batch == (m("s"), m("a"))
+    resumed = reduce(replay(log), Resume())  # R27: both restored, next-step first (D20)
+    restores = [e for e in resumed.durable if isinstance(e, InboxSpliced) and e.inserted]
+    assert [(e.target, e.inserted) for e in restores[:2]] == [
+        ("next-step", (s,)),
+        ("next-turn", (a,)),
+    ]
+    assert isinstance(resumed.state.awaiting, AwaitPreStep)
+    assert resumed.state.awaiting.batch == (m("s"), m("a"))
 
 
 def test_replay_error_keeps_seq_and_reason() -> None:

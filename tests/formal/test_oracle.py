@@ -18,26 +18,34 @@ import pytest
 from inbox_core import (
     AbortedReason,
     AgentDisposed,
+    AgentError,
     AgentState,
     AwaitPreStep,
     AwaitStep,
     AwaitTurnStopping,
+    BeginMaintenance,
     Cancel,
     CancelRequested,
     Clear,
     Command,
     Completed,
+    CompletedReason,
+    ConsumedFate,
     Continue,
     Dispose,
     Disposed,
     DisposedCause,
     DuplicateMessageId,
     DurableEvent,
+    EndMaintenance,
     Enter,
     Entry,
     ErrorReason,
     Failed,
+    GoalSource,
     HookCause,
+    HostRecord,
+    InboxClaimed,
     InboxCoreError,
     InboxDiscarded,
     InboxInserted,
@@ -46,6 +54,7 @@ from inbox_core import (
     InjectInput,
     InterruptedReason,
     InvalidInput,
+    MaintenanceUnavailable,
     MaxTokens,
     MaxTokensReason,
     Move,
@@ -64,16 +73,25 @@ from inbox_core import (
     StatusChanged,
     SteerInput,
     SteerUnavailable,
+    StepEnded,
     StepFinished,
+    StepStarted,
+    TurnAborted,
     TurnEnded,
+    TurnStarted,
     TurnStoppingDone,
     UnexpectedReport,
     UserCause,
     UserMessage,
+    fates,
+    goal_rounds,
     reduce,
     replay,
 )
-from inbox_core.testing import NaiveInbox, items_of
+from inbox_core.testing import NaiveInbox, check_fates, items_of
+
+REC = HostRecord("host/reply", {"text": "hi"})
+REC2 = HostRecord("host/compaction", ["summary"])
 
 
 def m(message_id: str) -> UserMessage:
@@ -149,6 +167,7 @@ def play(*commands: object, start: Played | None = None) -> Played:
             played.state, transition.durable, transition.notifications
         )
         assert not diffs, (command, diffs)
+        check_fates(played.durable)  # R32 after every command
     return played
 
 
@@ -391,10 +410,11 @@ def test_resume_after_a_decided_claim_restores_nothing() -> None:
 
 
 def test_resume_does_not_restore_an_id_sent_again() -> None:
-    played = play(followup("a"), Cancel(keep_inbox=True), queue("a2"))
+    played = play(followup("a"), queue("a2"))  # turn 1 claimed a, no decision yet
     log = [*played.durable, InboxSpliced("next-turn", 1, 0, (Entry(m("a"), (), False),))]
     restarted = Played(replay(log), NaiveInbox.from_log(log), list(log))
     restarted = play(Resume(), start=restarted)  # D9: the newer pending "a" wins
+    assert TurnEnded(1, InterruptedReason()) in restarted.durable
     assert restarted.pending() == (["a2", "a"], [])
 
 
@@ -425,3 +445,260 @@ def test_every_cut_of_a_turn_resumes_the_same_in_both(cut: int) -> None:
     played = play(*commands)
     assert cut <= len(played.durable)
     play(Resume(), start=restart(played, cut))
+
+
+# ----------------------------------------------------------------- v2: turn/abort
+
+
+def test_r23_the_first_cancel_writes_turn_abort_after_its_splices() -> None:
+    played = play(followup("a"), queue("q"), Cancel(ParentCause()))
+    assert played.durable[-2:] == [
+        InboxSpliced("next-turn", 0, 1, (), "canceled"),
+        TurnAborted(1, ParentCause()),
+    ]
+    played = play(queue("r"), Cancel(), Dispose(), start=played)  # no second turn/abort
+    assert [e for e in played.durable if isinstance(e, TurnAborted)] == [
+        TurnAborted(1, ParentCause())
+    ]
+    assert played.state.abort_cause == ParentCause()  # R25 v2: dispose keeps the cause
+    played = play(enter(1, 1, "a"), start=played)
+    assert played.durable[-1] == TurnEnded(1, AbortedReason(ParentCause()))
+    assert played.notes[-2:] == [StatusChanged("idle"), Disposed()]
+
+
+def test_r23_dispose_aborts_a_live_turn_durably() -> None:
+    played = play(followup("a"), enter(1, 1, "a"), Dispose())
+    assert played.durable[-1] == TurnAborted(1, DisposedCause())
+    assert played.notes[-1] == CancelRequested(DisposedCause())
+    played = play(StepFinished(1, 1, Continue()), start=played)  # content ignored (D6)
+    assert played.durable[-2:] == [StepEnded(1, 1), TurnEnded(1, AbortedReason(DisposedCause()))]
+
+
+def test_r23_r32_an_aborted_turn_consumes_its_undecided_claim() -> None:
+    played = play(queue("q"), steer("s", "c"), Cancel(keep_inbox=True), enter(1, 1, "s"))
+    assert played.durable[-1] == TurnEnded(1, AbortedReason(UserCause()))
+    assert played.pending() == ([], [])  # never back in the inbox in a running process
+    reason = AbortedReason(UserCause())
+    assert {i: fates(played.durable)[i] for i in "qsc"} == dict.fromkeys(
+        "qsc", ConsumedFate(1, reason)
+    )
+
+
+def test_r23_a_pre_step_failure_consumes_its_claim() -> None:
+    played = play(followup("a", "ctx"), PreStepFailed(1, 1, "boom", "E1"))
+    assert fates(played.durable) == dict.fromkeys(
+        ("ctx", "a"), ConsumedFate(1, ErrorReason("boom", "E1"))
+    )
+
+
+# -------------------------------------------------------------------- v2: resume
+
+
+def test_r27_resume_closes_an_aborted_orphan_aborted_and_restores_nothing() -> None:
+    played = play(queue("q"), steer("s"), followup("f"), Cancel(HookCause("h"), keep_inbox=True))
+    restarted = restart(played, len(played.durable))
+    assert restarted.state.status == "running"
+    restarted = play(Resume(), start=restarted)
+    reason = AbortedReason(HookCause("h"))
+    assert restarted.durable[len(played.durable)] == TurnEnded(1, reason)
+    assert not any(
+        isinstance(e, InboxSpliced) and e.inserted for e in restarted.durable[len(played.durable) :]
+    )
+    # the kept followup opens turn 2; s and q stay consumed by turn 1
+    assert restarted.state.awaiting == AwaitPreStep(2, 1, (m("f"),))
+    assert fates(restarted.durable)["q"] == ConsumedFate(1, reason)
+
+
+def test_r27_resume_closes_an_aborted_open_step() -> None:
+    played = play(followup("a"), enter(1, 1, "a"), Cancel(ParentCause()))
+    restarted = play(Resume(), start=restart(played, len(played.durable)))
+    assert restarted.durable[-2:] == [
+        StepEnded(1, 1),
+        TurnEnded(1, AbortedReason(ParentCause())),
+    ]
+    assert restarted.notes == [StatusChanged("idle")]
+
+
+def test_r27_a_cut_before_turn_abort_resumes_interrupted() -> None:
+    played = play(queue("q"), steer("s"), Cancel(keep_inbox=True))
+    restarted = play(Resume(), start=restart(played, len(played.durable) - 1))
+    assert TurnEnded(1, InterruptedReason()) in restarted.durable
+    assert restarted.state.awaiting == AwaitPreStep(2, 1, (m("s"), m("q")))  # restored
+
+
+# ----------------------------------------------------------------- v2: records
+
+
+def test_r30_records_come_first_in_every_report() -> None:
+    played = play(
+        steer("s"),
+        PreStepDecided(1, 1, Enter((m("s"),)), (REC,)),
+        StepFinished(1, 1, Completed(), (REC2,)),
+        TurnStoppingDone(1, (REC, REC2)),
+    )
+    assert played.durable[3:5] == [REC, StepStarted(1, 1)]
+    assert played.durable[6:8] == [REC2, StepEnded(1, 1)]
+    assert played.durable[-3:] == [REC, REC2, TurnEnded(1, CompletedReason())]
+    played = play(followup("f"), PreStepFailed(2, 1, "x", "E", (REC,)), start=played)
+    assert played.durable[-2:] == [REC, TurnEnded(2, ErrorReason("x", "E"))]
+
+
+def test_r30_an_aborted_turn_s_closing_report_keeps_its_records() -> None:
+    played = play(followup("a"), Cancel(), PreStepDecided(1, 1, Reject(), (REC,)))
+    assert played.durable[-2:] == [REC, TurnEnded(1, AbortedReason(UserCause()))]
+
+
+def test_r30_a_rejected_report_writes_no_records() -> None:
+    play(
+        followup("a"),
+        Raises(StepFinished(1, 1, Completed(), (REC,)), UnexpectedReport),
+        Raises(PreStepDecided(1, 1, Enter((m("x"), m("x"))), (REC,)), DuplicateMessageId),
+    )
+
+
+# ------------------------------------------------------------- v2: maintenance
+
+
+def test_r31_maintenance_only_while_idle() -> None:
+    played = play(
+        Raises(EndMaintenance(), UnexpectedReport),
+        followup("a"),
+        Raises(BeginMaintenance(), MaintenanceUnavailable),
+        enter(1, 1, "a"),
+        StepFinished(1, 1, Completed()),
+        TurnStoppingDone(1),
+        BeginMaintenance(),
+    )
+    assert played.state.status == "maintenance"
+    assert played.state.awaiting is None
+    assert played.notes[-1] == StatusChanged("maintenance")
+    play(Raises(BeginMaintenance(), MaintenanceUnavailable), start=played)
+
+
+def test_r31_waking_input_waits_for_the_job_end() -> None:
+    played = play(BeginMaintenance(), followup("a", "c"), steer("s"), queue("q"))
+    assert played.state.status == "maintenance"
+    assert played.pending() == (["a*", "q"], ["s*"])
+    assert not any(isinstance(e, TurnStarted) for e in played.durable)  # nothing of its own
+    played = play(Raises(Move("q", "next-step"), SteerUnavailable), start=played)  # R8
+    played = play(EndMaintenance((REC,)), start=played)
+    assert played.durable[3:5] == [REC, TurnStarted(1)]  # records first (R30)
+    assert played.state.awaiting == AwaitPreStep(1, 1, (m("s"), m("c"), m("a")))
+    assert played.notes[-1] == InboxClaimed(m("a"), 1)
+    assert StatusChanged("running") in played.notes
+
+
+def test_r31_a_job_with_nothing_waiting_ends_idle() -> None:
+    played = play(BeginMaintenance(), queue("q"), EndMaintenance((REC2,)))
+    assert played.durable[-1] == REC2  # written while no turn is open
+    assert played.notes[-1] == StatusChanged("idle")
+    assert played.pending() == (["q"], [])
+
+
+def test_r31_cancel_aborts_the_job() -> None:
+    played = play(BeginMaintenance(), followup("a"), Cancel(keep_inbox=True))
+    assert played.state.abort_cause == UserCause()
+    assert played.notes[-1] == CancelRequested(UserCause())
+    assert not any(isinstance(e, TurnAborted) for e in played.durable)  # no turn to abort
+    played = play(Cancel(ParentCause()), start=played)  # clears a; the cause stays first
+    assert played.state.abort_cause == UserCause()
+    assert played.pending() == ([], [])
+    played = play(Cancel(), start=played)  # nothing left to clear or abort
+    assert played.notes[-1] == InboxDiscarded(m("a"))
+    played = play(EndMaintenance(), start=played)
+    assert played.state.status == "idle"
+    assert played.state.abort_cause is None
+
+
+def test_r31_a_kept_input_runs_after_a_cancelled_job() -> None:
+    played = play(BeginMaintenance(), followup("a"), Cancel(keep_inbox=True), EndMaintenance())
+    assert played.state.awaiting == AwaitPreStep(1, 1, (m("a"),))  # R24 for a job
+    assert played.state.abort_cause is None
+
+
+def test_r31_dispose_during_maintenance_converges_at_the_job_end() -> None:
+    played = play(BeginMaintenance(), followup("a"), Dispose())
+    assert played.notes[-2:] == [CancelRequested(DisposedCause()), InboxDiscarded(m("a"))]
+    assert played.state.disposed
+    played = play(
+        Raises(followup("b"), AgentDisposed),
+        Raises(BeginMaintenance(), AgentDisposed),
+        Raises(TurnStoppingDone(1), AgentDisposed),
+        EndMaintenance((REC,)),
+        start=played,
+    )
+    assert played.durable[-1] == REC
+    assert played.notes[-2:] == [StatusChanged("idle"), Disposed()]
+    play(Raises(EndMaintenance(), AgentDisposed), start=played)
+
+
+def test_r31_a_dispose_after_a_cancelled_job_keeps_the_cause() -> None:
+    played = play(BeginMaintenance(), Cancel(HookCause("h")), Dispose())
+    assert played.state.abort_cause == HookCause("h")
+    assert played.notes == [
+        StatusChanged("maintenance"),
+        CancelRequested(HookCause("h")),
+    ]  # the dispose had nothing left to clear or abort
+    played = play(EndMaintenance(), start=played)
+    assert played.notes[-2:] == [StatusChanged("idle"), Disposed()]
+
+
+def test_r31_resume_comes_first_and_starts_what_a_job_left_waiting() -> None:
+    played = play(BeginMaintenance(), followup("a"), EndMaintenance((REC,)))
+    restarted = restart(played, 2)  # a crash after the job's records, before turn/start
+    assert restarted.state.status == "idle"
+    restarted = play(
+        Raises(BeginMaintenance(), ResumeRequired),
+        Raises(EndMaintenance(), ResumeRequired),
+        Resume(),
+        start=restarted,
+    )
+    assert restarted.state.awaiting == AwaitPreStep(1, 1, (m("a"),))
+
+
+# --------------------------------------------------------- v2: agent/error, goals
+
+
+def test_r33_failures_are_announced_last() -> None:
+    played = play(followup("a"), followup("b"), PreStepFailed(1, 1, "boom", "E1"))
+    assert played.notes[-1] == AgentError(1, None, "boom", "E1")  # after turn 2 opened
+    assert played.state.awaiting == AwaitPreStep(2, 1, (m("b"),))
+    played = play(enter(2, 1, "b"), StepFinished(2, 1, Failed("rate", "429")), start=played)
+    assert played.notes[-2:] == [StatusChanged("idle"), AgentError(2, 1, "rate", "429")]
+
+
+def test_r33_an_aborted_turn_s_failure_is_not_announced() -> None:
+    played = play(followup("a"), enter(1, 1, "a"), Cancel(), StepFinished(1, 1, Failed("x", "E")))
+    assert not any(isinstance(n, AgentError) for n in played.notes)
+    assert played.durable[-1] == TurnEnded(1, AbortedReason(UserCause()))
+
+
+def test_r2_r28_goal_round_zero_is_valid_and_never_counted() -> None:
+    context = UserMessage("g0", "goal", source=GoalSource("g", 0))
+    first = UserMessage("g1", "go on", source=GoalSource("g", 1))
+    played = play(
+        Send(NextTurnInput(context, (), "next-turn", False)),
+        Send(NextTurnInput(first, (), "next-turn", True)),
+    )
+    played = play(PreStepDecided(1, 1, Enter((context,))), start=played)
+    assert goal_rounds(played.durable) == {}  # round 0 is context, not a round
+    played = play(StepFinished(1, 1, Completed()), TurnStoppingDone(1), start=played)
+    played = play(PreStepDecided(2, 1, Enter((first,))), start=played)
+    assert goal_rounds(played.durable) == {"g": 1}
+
+
+def test_d9_resume_restores_an_entry_without_its_clashing_context() -> None:
+    """D9 (v2): the newer pending id wins, but a primary message is never lost (R32)."""
+    played = play(steer("s", "c", "d"), queue("c"))  # turn 1 claimed [c, d, s]; c sent again
+    restarted = play(Resume(), start=restart(played, len(played.durable)))
+    restored = [e for e in restarted.durable if isinstance(e, InboxSpliced) and e.inserted][-1]
+    assert restored.inserted == (Entry(m("s"), (m("d"),), True),)
+    assert restarted.state.awaiting == AwaitPreStep(2, 1, (m("d"), m("s"), m("c")))
+
+
+def test_d9_resume_keeps_out_an_entry_whose_primary_is_pending_again() -> None:
+    played = play(steer("s", "c"), queue("s"))
+    restarted = play(Resume(), start=restart(played, len(played.durable)))
+    assert TurnEnded(1, InterruptedReason()) in restarted.durable
+    assert restarted.pending() == (["s"], [])
+    assert fates(restarted.durable)["c"] == ConsumedFate(1, InterruptedReason())

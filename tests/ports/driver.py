@@ -4,7 +4,8 @@ It needs no Hypothesis: ``run(seed, steps)`` yields one ``Step`` per command
 (the command, and what the reducer emitted or the error it raised), with an
 occasional crash (replay of the log so far, then the commands go on from the
 replayed state, which usually needs ``Resume``). Used to feed the JSON Schema
-checks with outputs nobody wrote by hand.
+checks with outputs nobody wrote by hand. Version 2 commands are drawn too:
+maintenance jobs, host records on every report, goal round 0.
 """
 
 from __future__ import annotations
@@ -19,18 +20,21 @@ from inbox_core import (
     AwaitPreStep,
     AwaitStep,
     AwaitTurnStopping,
+    BeginMaintenance,
     Cancel,
     Command,
     Completed,
     Continue,
     Dispose,
     DurableEvent,
+    EndMaintenance,
     Enter,
     Entry,
     ExtensionSource,
     Failed,
     GoalSource,
     HookCause,
+    HostRecord,
     InboxCoreError,
     InjectInput,
     MaxTokens,
@@ -81,7 +85,7 @@ def _source(rng: random.Random) -> Source:
     if pick == 2:
         return PluginSource("ci", "notice", summary="n" * rng.randrange(121))
     if pick == 3:
-        return GoalSource(rng.choice(["g", "h"]), rng.randrange(1, 4))
+        return GoalSource(rng.choice(["g", "h"]), rng.randrange(0, 4))
     if pick == 4:
         return ToolSource(f"call-{rng.randrange(5)}")
     if pick == 5:
@@ -105,7 +109,22 @@ def _entry(rng: random.Random) -> Entry:
     return Entry(_message(rng), _contexts(rng), rng.random() < 0.5)
 
 
+RECORD_DATA: tuple[object, ...] = (None, "text", 3, 2.5, [1, None], {"k": {"n": [True]}})
+
+
+def _records(rng: random.Random) -> tuple[HostRecord, ...]:
+    """Host records (R30): none most of the time, else one or two with any JSON data."""
+    if rng.random() < 0.6:
+        return ()
+    return tuple(
+        HostRecord(f"host/{rng.choice(['reply', 'tool', 'usage'])}", rng.choice(RECORD_DATA))
+        for _ in range(rng.randrange(1, 3))
+    )
+
+
 def _report(rng: random.Random, state: AgentState) -> Command:
+    if (state.status == "maintenance" or rng.random() < 0.03) and rng.random() < 0.6:
+        return EndMaintenance(_records(rng))
     awaiting = state.awaiting
     stale = awaiting is None or rng.random() < 0.1
     turn = rng.randrange(1, 4) if stale or awaiting is None else awaiting.turn
@@ -115,18 +134,18 @@ def _report(rng: random.Random, state: AgentState) -> Command:
     if isinstance(awaiting, AwaitPreStep) and not stale:
         roll = rng.random()
         if roll < 0.1:
-            return PreStepDecided(turn, step, Reject())
+            return PreStepDecided(turn, step, Reject(), _records(rng))
         if roll < 0.15:
-            return PreStepFailed(turn, step, "hook failed", "hook")
+            return PreStepFailed(turn, step, "hook failed", "hook", _records(rng))
         batch = awaiting.batch if roll < 0.85 else (_message(rng),)
-        return PreStepDecided(turn, step, Enter(batch))
+        return PreStepDecided(turn, step, Enter(batch), _records(rng))
     if isinstance(awaiting, AwaitStep) and not stale:
         outcome = rng.choice(
             [Completed(), Completed(), Continue(), MaxTokens(), Failed("boom", "E1")]
         )
-        return StepFinished(turn, step, outcome)
+        return StepFinished(turn, step, outcome, _records(rng))
     if isinstance(awaiting, AwaitTurnStopping) and not stale:
-        return TurnStoppingDone(turn)
+        return TurnStoppingDone(turn, _records(rng))
     return rng.choice(
         [
             TurnStoppingDone(turn),
@@ -168,6 +187,8 @@ def random_command(rng: random.Random, state: AgentState) -> Command:
         return Clear()
     if kind == 10 and rng.random() < 0.3:
         return Dispose()
+    if kind == 11 and rng.random() < 0.5:
+        return BeginMaintenance()
     return Resume()
 
 

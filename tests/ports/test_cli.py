@@ -43,6 +43,7 @@ def write_jsonl(path: Path, events: list[DurableEvent]) -> Path:
 def write_sqlite(path: Path, events: list[DurableEvent]) -> Path:
     shell = pytest.importorskip("inbox_core.shell")
     with shell.SqliteLog(path) as log:
+        log.acquire()  # R29: appending needs ownership of the log
         log.append(events)
     return path
 
@@ -175,6 +176,36 @@ def test_replay_json_lines_json_output(capsys: Capture, tmp_path: Path) -> None:
     projection = shown["projection"]
     for key in ("lastTurn", "openTurn", "openStep", "nextTurn", "nextStep", "goalRounds"):
         assert projection[key] == doc["final"][key], key
+
+
+V2_LOGS = [
+    "records-on-every-report",
+    "replay-host-records-verbatim",
+    "resume-aborted-orphan-consumes-claim",
+    "replay-open-aborted-turn",
+    "maintenance-dispose-converges-at-end",
+]
+
+
+@pytest.mark.parametrize("name", V2_LOGS)
+def test_replay_v2_logs(capsys: Capture, tmp_path: Path, name: str) -> None:
+    """R10, R23, R30: logs with turn/abort and host records replay, as JSON Lines and as
+    SQLite, to the vector's final projection; SQLite keeps the records verbatim."""
+    doc = read_vector(VECTORS / f"{name}.json")
+    events = vector_log(name)
+    assert any(e.type == "turn/abort" or e.type.startswith("host/") for e in events)
+    for path in (
+        write_jsonl(tmp_path / "log.jsonl", events),
+        write_sqlite(tmp_path / "log.db", events),
+    ):
+        code, out, err = run(capsys, "replay", str(path), "--json")
+        assert code == 0, err
+        projection = json.loads(out)["projection"]
+        for key in ("lastTurn", "openTurn", "openStep", "nextTurn", "nextStep", "goalRounds"):
+            assert projection[key] == doc["final"][key], (path.name, key)
+    shell = pytest.importorskip("inbox_core.shell")
+    with shell.SqliteLog(tmp_path / "log.db") as log:
+        assert [event_to_json(e) for e in log.read()] == [event_to_json(e) for e in events]
 
 
 def test_replay_open_turn_and_events(capsys: Capture, tmp_path: Path) -> None:

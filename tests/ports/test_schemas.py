@@ -3,7 +3,9 @@
 Every durable event, notification and command of the vectors, of a seeded
 random driver and of the Hypothesis state machine is validated; a command
 document validates exactly when the codec decodes it. Negative cases pin the
-format rules the schemas encode (R1, R2, R5, R6, R11, D12, D17, D22).
+format rules the schemas encode (R1, R2, R5, R6, R11, R23, R30, R31, R33, D12,
+D17, D22). The schemas are generated (``tools/gen_schemas.py``): the stored
+files must equal what the generator writes from the code now.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from inbox_core import (
 from inbox_core.vectors import read_vector, vector_files
 from tests.ports import driver
 from tests.ports.schemas import NAMES, SCHEMA_DIR, documents, errors, is_valid
+from tools import gen_schemas
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = [read_vector(path) for path in vector_files(ROOT / "specs" / "vectors")]
@@ -41,6 +44,40 @@ def test_schema_files_are_valid_draft_2020_12() -> None:
         assert doc["$schema"] == "https://json-schema.org/draft/2020-12/schema"
         assert doc["$id"].endswith(f"/schema/{name}.schema.json")
         assert (SCHEMA_DIR / f"{name}.schema.json").is_file()
+
+
+def test_stored_schemas_equal_the_generator(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Drift check: specs/schema is what tools/gen_schemas.py derives from the code now."""
+    assert gen_schemas.main(["--check"]) == 0, (
+        "re-run `python tools/gen_schemas.py` and review the diff of specs/schema"
+    )
+    assert gen_schemas.main(["--out", str(tmp_path)]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        f"{name}.schema.json" for name in NAMES
+    )
+    (tmp_path / "entry.schema.json").write_text("{}\n", encoding="utf-8")
+    assert gen_schemas.main(["--check", "--out", str(tmp_path)]) == 1
+    assert "entry.schema.json" in capsys.readouterr().out
+
+
+def test_schema_vocabulary_comes_from_the_code() -> None:
+    """The closed sets of the schemas are the reference's: statuses (R31), event and
+    notification types (R23, R30, R33), command tags (R31), error names."""
+    docs = documents()
+    status = docs["notification"]["$defs"]["status"]["properties"]["data"]["properties"]
+    assert status["status"]["enum"] == ["idle", "running", "maintenance"]
+    assert (
+        "turn/abort"
+        in docs["durable-event"]["$defs"]["event"]["properties"]["type"]["anyOf"][0]["enum"]
+    )
+    assert "agent/error" in docs["notification"]["properties"]["type"]["enum"]
+    tags = docs["command"]["properties"]["type"]["enum"]
+    assert {"begin-maintenance", "end-maintenance"} <= set(tags)
+    names = set(docs["vector"]["$defs"]["errorName"]["enum"])
+    assert "MaintenanceUnavailable" in names
+    assert names.isdisjoint({"ReplayError", "LogOwned", "LogFenced", "InboxCoreError"})
 
 
 def test_every_vector_file_matches_the_vector_schema() -> None:
@@ -170,7 +207,7 @@ REJECTED_MESSAGES = {
     "unknown plugin form": _plugin(form="banner"),
     "sections are {name,text}": _plugin(form="snapshot", sections=[{"name": "a"}]),
     "plugin name non-empty": _plugin(plugin=""),
-    "goal round >= 1 (R28)": _with(MESSAGE, "source", {"kind": "goal", "goalId": "g", "round": 0}),
+    "goal round >= 0 (R2)": _with(MESSAGE, "source", {"kind": "goal", "goalId": "g", "round": -1}),
     "goal round is an integer": _with(
         MESSAGE, "source", {"kind": "goal", "goalId": "g", "round": 1.5}
     ),
@@ -197,6 +234,7 @@ def test_message_schema_accepts_the_variants() -> None:
         _plugin(form="notice", summary="n" * 120),
         _plugin(form="snapshot", sections=[{"name": "a", "text": "b"}]),
         _with(MESSAGE, "source", {"kind": "goal", "goalId": "g", "round": 3}),
+        _with(MESSAGE, "source", {"kind": "goal", "goalId": "g", "round": 0}),  # v2: context
         _with(MESSAGE, "source", {"kind": "tool", "callId": "c"}),
         _with(MESSAGE, "source", {"kind": "webhook", "url": "u", "nested": {"x": None}}),
     ]
@@ -240,6 +278,16 @@ REJECTED_EVENTS = {
     "a bare event has no seq": {"seq": 0, "type": "turn/start", "data": {"turn": 1}},
     "no unknown data keys": {"type": "turn/start", "data": {"turn": 1, "at": "now"}},
     "data is required": {"type": "turn/start"},
+    "turn/abort names its cause (R23)": {"type": "turn/abort", "data": {"turn": 1}},
+    "turn/abort names its turn": {"type": "turn/abort", "data": {"cause": {"kind": "user"}}},
+    "turn/abort causes are causes": {
+        "type": "turn/abort",
+        "data": {"turn": 1, "cause": {"kind": "boss"}},
+    },
+    "a host record has a name (R30)": {"type": "host/", "data": {}},
+    "a host record has data": {"type": "host/reply"},
+    "a host record is {type, data}": {"type": "host/reply", "data": 1, "at": 0},
+    "host is a prefix, not a type": {"type": "hosts/reply", "data": 1},
 }
 
 
@@ -262,9 +310,30 @@ def test_log_record_schema_rejects(doc: dict[str, Any]) -> None:
     assert not is_valid("log-record", doc)
 
 
+@pytest.mark.parametrize(
+    "doc",
+    [
+        {"type": "turn/abort", "data": {"turn": 2, "cause": {"kind": "disposed"}}},
+        {"type": "turn/abort", "data": {"turn": 1, "cause": {"kind": "hook", "reason": "r"}}},
+        {"type": "host/reply", "data": {"text": "hi", "calls": [{"id": 1}]}},
+        {"type": "host/x", "data": None},
+        {"type": "host/usage", "data": [1, 2.5, "three", False]},
+        {"type": "host/a/b c", "data": "any string"},
+    ],
+)
+def test_durable_event_schema_accepts_v2_events(doc: dict[str, Any]) -> None:
+    """R23: turn/abort {turn, cause}; R30: host records with any JSON data, verbatim."""
+    assert errors("durable-event", doc) == []
+    assert event_to_json(event_from_json(doc)) == doc
+
+
 def test_log_record_schema_accepts_a_record() -> None:
     assert errors("log-record", {"seq": 3, "type": "turn/start", "data": {"turn": 2}}) == []
     assert errors("log-record", {"seq": 0, **SPLICE}) == []
+    assert errors("log-record", {"seq": 4, "type": "host/reply", "data": [1]}) == []
+    turn_abort = {"type": "turn/abort", "data": {"turn": 1, "cause": {"kind": "user"}}}
+    assert errors("log-record", {"seq": 5, **turn_abort}) == []
+    assert not is_valid("log-record", {"seq": 5, "type": "host/", "data": 1})
 
 
 REJECTED_NOTIFICATIONS = {
@@ -284,16 +353,39 @@ REJECTED_NOTIFICATIONS = {
         "type": "agent/inbox/moved",
         "data": {"message": MESSAGE, "target": "later"},
     },
-    "status is idle or running": {"type": "agent/status", "data": {"status": "busy"}},
+    "status is idle, running or maintenance": {"type": "agent/status", "data": {"status": "busy"}},
     "cancel-requested names a cause": {"type": "agent/cancel-requested", "data": {}},
     "disposed carries nothing": {"type": "agent/disposed", "data": {"why": "x"}},
     "unknown type": {"type": "agent/paused", "data": {}},
+    "agent/error names its step, null or not (R33)": {
+        "type": "agent/error",
+        "data": {"turn": 1, "error": {"message": "m", "code": "c"}},
+    },
+    "agent/error steps count from 1": {
+        "type": "agent/error",
+        "data": {"turn": 1, "step": 0, "error": {"message": "m", "code": "c"}},
+    },
+    "agent/error has message and code": {
+        "type": "agent/error",
+        "data": {"turn": 1, "step": None, "error": {"message": "m"}},
+    },
 }
 
 
 @pytest.mark.parametrize("doc", REJECTED_NOTIFICATIONS.values(), ids=REJECTED_NOTIFICATIONS.keys())
 def test_notification_schema_rejects(doc: dict[str, Any]) -> None:
     assert not is_valid("notification", doc)
+
+
+def test_notification_schema_accepts_v2_notifications() -> None:
+    """R31: status maintenance; R33: agent/error, step null for a pre-step failure (D30)."""
+    error = {"message": "rate limited", "code": "429"}
+    accepted = [
+        {"type": "agent/status", "data": {"status": "maintenance"}},
+        {"type": "agent/error", "data": {"turn": 1, "step": None, "error": error}},
+        {"type": "agent/error", "data": {"turn": 3, "step": 2, "error": error}},
+    ]
+    assert [errors("notification", doc) for doc in accepted] == [[]] * len(accepted)
 
 
 def _send(target: str, wakeup: Any, contexts: list[Any] | None = None) -> dict[str, Any]:
@@ -344,6 +436,24 @@ REJECTED_COMMANDS = {
     "no unknown keys": {"type": "dispose", "now": True},
     "unknown command": {"type": "pause"},
     "a type is required": {"messageId": "a"},
+    "begin-maintenance takes nothing (R31)": {"type": "begin-maintenance", "records": []},
+    "only reports and end-maintenance take records (R30)": {
+        "type": "cancel",
+        "cause": {"kind": "user"},
+        "keepInbox": False,
+        "records": [],
+    },
+    "records is an array": {"type": "turn-stopping-done", "turn": 1, "records": {}},
+    "records are host records, not other events": {
+        "type": "end-maintenance",
+        "records": [{"type": "turn/start", "data": {"turn": 1}}],
+    },
+    "a record has a name": {"type": "end-maintenance", "records": [{"type": "host/", "data": 1}]},
+    "a record has data": {"type": "end-maintenance", "records": [{"type": "host/x"}]},
+    "a record is {type, data}": {
+        "type": "end-maintenance",
+        "records": [{"type": "host/x", "data": 1, "at": 0}],
+    },
 }
 
 
@@ -352,6 +462,28 @@ def test_command_schema_rejects(doc: dict[str, Any]) -> None:
     assert not is_valid("command", doc)
     with pytest.raises(InboxCoreError):  # the decoder agrees
         command_from_json(doc)
+
+
+def test_command_schema_accepts_v2_commands() -> None:
+    """R30, R31: maintenance commands, records on every report (empty or not)."""
+    records = [{"type": "host/reply", "data": {"text": "hi"}}, {"type": "host/x", "data": None}]
+    accepted = [
+        {"type": "begin-maintenance"},
+        {"type": "end-maintenance"},
+        {"type": "end-maintenance", "records": []},
+        {"type": "end-maintenance", "records": records},
+        {"type": "turn-stopping-done", "turn": 1, "records": records},
+        {"type": "pre-step-failed", "turn": 1, "step": 2, "message": "m", "code": "c",
+         "records": records},
+        {"type": "pre-step-decided", "turn": 1, "step": 1, "decision": {"kind": "reject"},
+         "records": records},
+        {"type": "step-finished", "turn": 1, "step": 1, "outcome": {"kind": "continue"},
+         "records": []},
+    ]  # fmt: skip
+    assert [errors("command", doc) for doc in accepted] == [[]] * len(accepted)
+    for doc in accepted:  # the encoder leaves an empty records array out
+        expected = {k: v for k, v in doc.items() if not (k == "records" and v == [])}
+        assert command_to_json(command_from_json(doc)) == expected
 
 
 def test_entry_schema() -> None:
@@ -376,5 +508,34 @@ def test_vector_schema_rejects_malformed_vectors() -> None:
         _with(base, "final", {"status": "idle"}),
         # a well-shaped rejection must still hold a valid command
         _with(base, "commands", [{"command": {"type": "pause"}, "error": "UnexpectedReport"}]),
+        _with(base, "final.status", "paused"),
     ]
     assert [is_valid("vector", doc) for doc in cases] == [False] * len(cases)
+
+
+def test_vector_schema_checks_the_folds() -> None:
+    """R32, R30: fates and transcript in a final have the shapes of specs/formats.md."""
+    fates = read_vector(ROOT / "specs" / "vectors" / "fates-every-kind.json")
+    assert errors("vector", fates) == []
+    records = read_vector(ROOT / "specs" / "vectors" / "records-on-every-report.json")
+    assert errors("vector", records) == []
+    bad = [
+        _with(fates, "final.fates.a", {"kind": "lost"}),
+        _with(fates, "final.fates.a", {"kind": "admitted", "turn": 1}),
+        _with(fates, "final.fates.r", {"kind": "canceled", "turn": 1}),
+        _with(fates, "final.fates.c.reason", {"kind": "stopped"}),
+        _with(fates, "final.fates.w", {"kind": "pending", "target": "later"}),
+        _with(records, "final.transcript", [{"kind": "records", "records": []}]),
+        _with(records, "final.transcript", [{"kind": "turn", "turn": 1, "items": []}]),
+        _with(
+            records,
+            "final.transcript",
+            [{"kind": "records", "records": [{"type": "turn/start", "data": {"turn": 1}}]}],
+        ),
+        _with(
+            records,
+            "final.transcript",
+            [{"kind": "turn", "turn": 1, "reason": None, "items": [{"kind": "message"}]}],
+        ),
+    ]
+    assert [is_valid("vector", doc) for doc in bad] == [False] * len(bad)

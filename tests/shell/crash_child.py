@@ -1,7 +1,10 @@
 """Crash-test child: open a SqliteLog, resume, run random traffic, die at a random point.
 
-Usage: ``python crash_child.py DB_PATH SEED``. Everything random derives from
-SEED, so a failing run can be replayed. The death is one of:
+Usage: ``python crash_child.py STORE SEED``: STORE is an SQLite path, or
+``pg:<conninfo>#<agent id>`` for a PostgresLog (then ``progress`` is a SIGKILL
+from a timer armed 0-3 ms before a random append: the kill lands around the
+append's one statement). Everything random derives from SEED, so a failing
+run can be replayed. The death is one of:
 
 - ``progress``: an SQLite progress handler, armed at a random append, calls
   ``os._exit`` after a random number of VM steps: in the middle of that
@@ -46,7 +49,7 @@ from inbox_core import (
     UserMessage,
     create_user_message,
 )
-from inbox_core.shell import AbortSignal, LoopAgent, SqliteLog
+from inbox_core.shell import AbortSignal, LoopAgent, PostgresLog, SqliteLog
 
 EXIT_PROGRESS = 71
 EXIT_HOOK = 72
@@ -190,7 +193,13 @@ async def main(path: str, seed: int) -> None:
         )
         timer.daemon = True
         timer.start()
-    log = SqliteLog(path, synchronous="NORMAL")
+    postgres = path.startswith("pg:")
+    log: Any
+    if postgres:
+        conninfo, _, agent_id = path[3:].rpartition("#")
+        log = PostgresLog(conninfo, agent_id, lease_seconds=30.0)
+    else:
+        log = SqliteLog(path, synchronous="NORMAL")
     # progress: die inside the transaction of a random append (after ``countdown`` whole ones)
     countdown = rng.randint(0, 40) if mode == "progress" else -1
     budget = [rng.randint(1, 12)]
@@ -207,7 +216,11 @@ async def main(path: str, seed: int) -> None:
     def reporting_append(events: Sequence[DurableEvent]) -> None:
         nonlocal countdown
         say("P", len(events))  # the parent checks the log grew by whole appends only
-        if countdown == 0:
+        if countdown == 0 and postgres:
+            kill = threading.Timer(rng.uniform(0.0, 0.003), os.kill, (os.getpid(), signal.SIGKILL))
+            kill.daemon = True
+            kill.start()
+        elif countdown == 0:
             log.connection.set_progress_handler(progress, every)
         countdown -= 1
         append(events)

@@ -147,8 +147,8 @@ class ScriptedHost:
         result: StepOutcome = await self._hook("run_step", turn, step, (), signal)
         return result
 
-    async def turn_stopping(self, turn: int, signal: AbortSignal) -> None:
-        await self._hook("turn_stopping", turn, 0, (), signal)
+    async def turn_stopping(self, turn: int, signal: AbortSignal) -> Any:
+        return await self._hook("turn_stopping", turn, 0, (), signal)
 
     async def next(self, hook: str | None = None, timeout: float = 2.0) -> Call:
         call = await asyncio.wait_for(self.pending.get(), timeout)

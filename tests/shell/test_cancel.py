@@ -126,10 +126,10 @@ async def test_R23_cancel_during_a_step_closes_step_then_turn_after_the_host_ret
     agent.cancel()
     assert await asyncio.wait_for(waiter, 1) == UserCause()
     await settle()
-    assert log_types(agent)[-1] == "user/message"  # nothing recorded yet
+    assert log_types(agent)[-2:] == ["user/message", "turn/abort"]  # R23 v2: the abort only
     step.answer(Failed("ignored", "X"))  # content ignored for an aborted turn (D6)
     await agent.when_idle()
-    assert log_types(agent)[-3:] == ["user/message", "step/end", "turn/end"]
+    assert log_types(agent)[-4:] == ["user/message", "turn/abort", "step/end", "turn/end"]
     assert turn_ends(agent) == [(1, ABORTED_USER)]
     assert not step.cancelled
     assert step.settled

@@ -26,11 +26,14 @@ import random
 import subprocess
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from inbox_core import (
+    AbortedReason,
     AgentState,
     AwaitPreStep,
     DurableEvent,
@@ -52,10 +55,10 @@ ROOT = Path(__file__).resolve().parents[2]
 EXPECTED_CODES = {0, 71, 72, -9}
 
 
-def run_child(path: Path, seed: int) -> tuple[int, list[str], str]:
+def run_child(store: str, seed: int) -> tuple[int, list[str], str]:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     proc = subprocess.run(
-        [sys.executable, str(CHILD), str(path), str(seed)],
+        [sys.executable, str(CHILD), store, str(seed)],
         capture_output=True,
         text=True,
         timeout=60,
@@ -124,12 +127,15 @@ def inserted_ids(events: list[DurableEvent]) -> set[str]:
 
 
 def check_resume(state: AgentState) -> tuple[bool, bool]:
-    """R27, I3: Resume closes an open turn interrupted; then idle <=> no waking work."""
+    """R27, I3: Resume closes an open turn (interrupted, or aborted with its recorded
+    ``turn/abort`` cause, v2); then idle <=> no waking work."""
     transition = reduce(state, Resume())
     after = transition.state
     closed = [e for e in transition.durable if isinstance(e, TurnEnded)]
     if state.turn_open:
-        assert closed == [TurnEnded(state.last_turn, InterruptedReason())]
+        cause = state.abort_cause
+        reason = InterruptedReason() if cause is None else AbortedReason(cause)
+        assert closed == [TurnEnded(state.last_turn, reason)]
     else:
         assert closed == []
     if after.status == "idle":  # I3: idle implies no waking entry pending
@@ -146,20 +152,32 @@ def check_resume(state: AgentState) -> tuple[bool, bool]:
     return state.turn_open, restored
 
 
-def crash_rounds(tmp_path: Path, rounds: int, base_seed: int) -> Counter[str]:
+def sqlite_store(tmp_path: Path) -> tuple[str, Callable[[], Any], Callable[[], None]]:
+    """The child's store argument, how to open the log, and what to do before a round."""
     path = tmp_path / "crash.db"
+    return str(path), lambda: SqliteLog(path), lambda: None
+
+
+def crash_rounds(
+    tmp_path: Path,
+    rounds: int,
+    base_seed: int,
+    store: tuple[str, Callable[[], Any], Callable[[], None]] | None = None,
+) -> Counter[str]:
+    spec, open_log, before_round = store or sqlite_store(tmp_path)
     stats: Counter[str] = Counter()
     previous: list[DurableEvent] = []
     previous_state = AgentState.initial()
     for index in range(rounds):
         seed = base_seed * 1000 + index
-        code, lines, stderr = run_child(path, seed)
+        before_round()  # e.g. PostgreSQL: the dead child's lease has lapsed
+        code, lines, stderr = run_child(spec, seed)
         context = f"round {index}, seed {seed}, exit {code}\n{stderr[-3000:]}"
         assert code in EXPECTED_CODES, context
         mode = lines[0].split()[1] if lines and lines[0].startswith("MODE") else "early"
         stats[f"kill:{mode}"] += 1
         stats["exit:sigkill" if code == -9 else f"exit:{code}"] += 1
-        with SqliteLog(path) as log:
+        with open_log() as log:
             events = log.read()  # never half a command: decodes and...
         state = replay(events)  # ...replays (I12)
         assert events[: len(previous)] == previous, context  # append-only
@@ -186,7 +204,8 @@ def crash_rounds(tmp_path: Path, rounds: int, base_seed: int) -> Counter[str]:
         previous, previous_state = events, state
 
     async def finish() -> None:
-        with SqliteLog(path) as log:
+        before_round()
+        with open_log() as log:
             agent = LoopAgent(EchoHost(), log=log)
             await agent.when_idle()
             state = check_invariants(agent)

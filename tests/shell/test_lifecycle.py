@@ -233,9 +233,10 @@ async def test_a_log_failure_in_a_report_stops_the_driver_and_a_new_agent_resume
     check_invariants(agent)
     with pytest.raises(DriverStopped):
         await agent.aclose()
-    resumed = LoopAgent(EchoHost(), log=MemoryLog(log.read()))
+    resumed = LoopAgent(EchoHost(), log=MemoryLog(log.read()))  # a copy: a new process
     await resumed.when_idle()
-    assert turn_ends(resumed) == [(1, {"kind": "interrupted"})]
+    # aclose's Dispose recorded turn/abort (R23 v2), so Resume ends the turn aborted (R27 v2)
+    assert turn_ends(resumed) == [(1, {"kind": "aborted", "reason": {"kind": "disposed"}})]
     check_invariants(resumed)
 
 
@@ -278,6 +279,7 @@ async def test_R27_constructing_over_a_log_resumes_and_runs_pending_work() -> No
     crashed.followup(msg("f1"))
     crashed.queue(msg("q"))
     await host.next("pre_step")  # "crash" between claim and decision: abandon the agent
+    log = MemoryLog(log.read())  # what a new process finds (the crashed one still holds `log`)
     before = len(log)
     echo = EchoHost()
     agent = LoopAgent(echo, log=log)
@@ -299,6 +301,7 @@ async def test_D8_constructing_over_a_clean_log_appends_nothing() -> None:
     agent.followup(msg("f1"))
     await agent.when_idle()
     size = len(log)
+    await agent.detach()  # R29: hand the log over (a live agent still owns it)
     again = LoopAgent(EchoHost(), log=log)
     assert len(log) == size
     assert again.state.projection() == agent.state.projection()

@@ -11,6 +11,7 @@ import pytest
 from inbox_core import (
     CompletedReason,
     DurableEvent,
+    LogFenced,
     ReplayError,
     StepEnded,
     TurnEnded,
@@ -46,9 +47,10 @@ async def session(log: MemoryLog | SqliteLog) -> LoopAgent:
     return agent
 
 
-def rows(path: Path) -> list[tuple[int, str]]:
+def rows(path: Path, agent_id: str = "default") -> list[tuple[int, str]]:
     with sqlite3.connect(path) as conn:
-        return list(conn.execute("SELECT seq, event FROM events ORDER BY seq"))
+        query = "SELECT seq, event FROM events WHERE agent_id = ? ORDER BY seq"
+        return list(conn.execute(query, (agent_id,)))
 
 
 @run_async
@@ -59,6 +61,7 @@ async def test_R10_sqlite_log_round_trips_a_session(tmp_path: Path) -> None:
         agent = await session(log)
         events = log.read()
         assert len(log) == len(events) > 10
+        await agent.detach()
     stored = rows(path)
     assert [seq for seq, _ in stored] == list(range(len(events)))
     assert [json.loads(text) for _, text in stored] == [event_to_json(e) for e in events]
@@ -70,13 +73,13 @@ async def test_R10_sqlite_log_round_trips_a_session(tmp_path: Path) -> None:
 
 
 def test_sqlite_log_uses_wal_and_a_versioned_schema(tmp_path: Path) -> None:
-    """SH9: WAL journal, PRAGMA user_version 1, the documented table."""
+    """SH9, R29: WAL journal, PRAGMA user_version 2, the documented multi-agent table."""
     with SqliteLog(tmp_path / "a.db") as log:
         conn = log.connection
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
-        columns = [r[1] for r in conn.execute("PRAGMA table_info(events)")]
-        assert columns == ["seq", "event"]
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+        columns = [(r[1], r[5]) for r in conn.execute("PRAGMA table_info(events)")]
+        assert columns == [("agent_id", 1), ("seq", 2), ("event", 0)]  # PRIMARY KEY (agent_id, seq)
 
 
 def test_sqlite_log_refuses_an_unknown_schema_version(tmp_path: Path) -> None:
@@ -91,6 +94,7 @@ def test_I12_one_append_is_one_transaction(tmp_path: Path) -> None:
     """SH1, SH9, I12: a failure on the 2nd row of an append leaves none of its rows."""
     events: list[DurableEvent] = [TurnStarted(1), TurnEnded(1, CompletedReason())]
     with SqliteLog(tmp_path / "t.db") as log:
+        log.acquire()
         log.append([StepEnded(1, 1)])
         log.connection.execute(
             "CREATE TRIGGER fail_second BEFORE INSERT ON events WHEN NEW.seq = 2 "
@@ -108,6 +112,7 @@ def test_I12_one_append_is_one_transaction(tmp_path: Path) -> None:
 def test_I12_an_unencodable_event_writes_nothing(tmp_path: Path) -> None:
     """SH9, I12: encoding happens before the transaction: a bad event anywhere writes nothing."""
     with SqliteLog(tmp_path / "t.db") as log:
+        log.acquire()
         with pytest.raises(TypeError):
             log.append([TurnStarted(1), "not an event"])  # type: ignore[list-item]
         assert len(log) == 0
@@ -149,7 +154,7 @@ async def test_R10_corrupt_rows_raise_corrupt_log_naming_the_seq(
     """R10: a gap, bad JSON or a bad event raises CorruptLog (a ReplayError) with its seq."""
     path = tmp_path / "c.db"
     with SqliteLog(path) as log:
-        await session(log)
+        await (await session(log)).detach()
         log.connection.execute(corrupt)
         with pytest.raises(CorruptLog) as info:
             log.read()
@@ -157,6 +162,7 @@ async def test_R10_corrupt_rows_raise_corrupt_log_naming_the_seq(
         assert isinstance(info.value, ReplayError)
         with pytest.raises(CorruptLog):
             LoopAgent(EchoHost(), log=log)
+        assert not log.owned  # a log the agent cannot resume is not held
 
 
 def test_R10_an_inconsistent_log_is_refused_by_the_agent() -> None:
@@ -211,12 +217,15 @@ def test_sqlite_log_close_is_idempotent(tmp_path: Path) -> None:
     assert "closed" in repr(log)
     with pytest.raises(sqlite3.ProgrammingError):
         log.read()
-    with pytest.raises(sqlite3.ProgrammingError):
+    with pytest.raises(LogFenced):  # closing released it (R29)
         log.append([TurnStarted(1)])
+    with pytest.raises(sqlite3.ProgrammingError):
+        log.acquire()
 
 
 def test_memory_log_read_returns_a_copy() -> None:
     log = MemoryLog()
+    log.acquire()
     log.append([TurnStarted(1)])
     events = log.read()
     events.clear()

@@ -64,6 +64,6 @@ def test_R23_R27_embedding_example_cancel_and_resume() -> None:
 
 def test_json_lines_sample_in_the_spec_decodes_and_replays() -> None:
     """Section Formats: the sample lines are valid JSON Lines of durable events."""
-    sample = re.findall(r"^\{\"seq\".*$", section("9. Logs (SH9)"), re.M)
+    sample = re.findall(r"^\{\"seq\".*$", section("9. Logs and ownership (SH9, R29)"), re.M)
     assert len(sample) == 3
     replay(from_json_lines("\n".join(sample)))

@@ -1,0 +1,579 @@
+"""Declarative JSON shapes: one table per union drives encoding, decoding and the schemas.
+
+``inbox_core.codec`` states the wire format once, as data built from the
+pieces here; ``tools/gen_schemas.py`` reads the same data to write
+``specs/schema``. A *wire* is the JSON form of one value:
+
+- scalars: ``Int``, ``Str``, ``Bool``, ``Enum`` (all ``Scalar``), ``Const``,
+  ``Opaque`` (JSON kept verbatim), and the combinators ``Array``, ``Nullable``, ``Map``;
+- ``Record``: an object whose keys are fields of one class (entries,
+  messages), or of several classes told apart by ``build``;
+- ``Tagged``: a union tagged by ``"kind"`` or ``"type"``, flat
+  (``{"kind": tag, ...fields}``) or an envelope (``{"type": tag, "data":
+  {...fields}}``), with an optional ``Open`` fallback for tags outside the
+  table (extension sources, host records).
+
+A ``Field`` maps one attrs attribute to one camelCase key. The irregular
+shapes are field options: ``optional`` (absent when equal to ``default``),
+``reject_default`` (writing the default is an error: ``removedCount``),
+``Nest`` (several attributes under one key: ``error: {message, code}``),
+``SELF`` (the value itself under a key) and ``Variant(unwrap=True)`` (an
+envelope whose ``data`` is the one field's JSON: ``user/message``).
+
+Decoding checks the shape (objects, keys, tags, arrays) and raises
+``DecodeError``. A scalar wire with ``check=False`` hands its JSON value
+to the class's constructor unchecked, so a value's own validator raises its
+own error (``InvalidInput``, ``InvalidSplice``); with ``check=True`` (the
+envelope fields of events, reasons, causes, entries) a wrong JSON type is a
+``DecodeError``. Fields are decoded in table order, then the value is built.
+An optional field whose default is None reads ``null`` as absent (D12).
+
+Like attrs' own ``__init__``, the per-class encoders and decoders are
+generated source, compiled once at import: encoding ``TurnStarted(3)`` runs
+``{"type": "turn/start", "data": {"turn": value.turn}}`` and nothing else.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any, Final, Generic, TypeVar
+
+import attrs
+
+from inbox_core.errors import DecodeError
+from inbox_core.values import thaw_json
+
+T = TypeVar("T")
+Json = Any
+SELF: Final = ""
+"""``Field.attr`` for "the value itself" (a transcript item wraps a message or record)."""
+
+
+def camel(name: str) -> str:
+    """``removed_count`` -> ``removedCount``; also ``pre-step`` -> ``preStep``."""
+    head, *rest = name.replace("-", "_").replace("/", "_").split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def closed_object(
+    data: object, what: str, required: frozenset[str], allowed: frozenset[str]
+) -> Mapping[str, Any]:
+    """``data`` as an object holding every ``required`` key and no key outside ``allowed``."""
+    if type(data) is not dict and not isinstance(data, Mapping):
+        raise DecodeError(f"{what}: expected a JSON object, got {type(data).__name__}")
+    keys = data.keys()
+    if not required <= keys:
+        raise DecodeError(f"{what}: missing {', '.join(sorted(required - keys))}")
+    if not keys <= allowed:
+        raise DecodeError(f"{what}: unknown keys {', '.join(map(str, keys - allowed))}")
+    return data
+
+
+# ---------------------------------------------------------------------- scalars
+
+
+class Wire:
+    """The JSON form of one value. The base class is the identity, both ways."""
+
+    name: str | None = None
+    """A named wire (records, unions) gets its own definition in the schemas."""
+
+    def encode(self, value: Any) -> Json:
+        return value
+
+    def decode(self, data: object, what: str) -> Any:
+        return data
+
+    @property
+    def encoder(self) -> Callable[[Any], Json] | None:
+        """What generated encoders call (None: the value is its own JSON)."""
+        return None
+
+    @property
+    def decoder(self) -> Callable[[Any, str], Any] | None:
+        """What generated decoders call (None: the JSON goes to the constructor as is)."""
+        return None
+
+
+@attrs.frozen
+class Scalar(Wire):
+    """A JSON scalar. ``check``: decoding checks its JSON type (``DecodeError``); without,
+    the JSON value goes to the constructor as is and its validator judges it."""
+
+    check: bool = attrs.field(default=True, kw_only=True)
+
+    @property
+    def decoder(self) -> Callable[[Any, str], Any] | None:
+        return self.decode if self.check else None
+
+
+@attrs.frozen
+class Int(Scalar):
+    """A JSON integer (never a bool); ``minimum`` is a schema fact, not a decode check."""
+
+    minimum: int | None = None
+
+    def decode(self, data: object, what: str) -> Any:
+        if type(data) is not int and (isinstance(data, bool) or not isinstance(data, int)):
+            raise DecodeError(f"{what}: expected an integer, got {data!r}")
+        return data
+
+
+@attrs.frozen
+class Str(Scalar):
+    """A JSON string; ``prefix`` is checked when decoding, the lengths are schema facts."""
+
+    min_length: int = 0
+    max_length: int | None = None
+    one_line: bool = False
+    prefix: str = ""
+
+    def decode(self, data: object, what: str) -> Any:
+        if not isinstance(data, str):
+            raise DecodeError(f"{what}: expected a string, got {data!r}")
+        if not data.startswith(self.prefix):
+            raise DecodeError(f"{what}: {data!r} does not start with {self.prefix!r}")
+        return data
+
+
+@attrs.frozen
+class Bool(Scalar):
+    def decode(self, data: object, what: str) -> Any:
+        if not isinstance(data, bool):
+            raise DecodeError(f"{what}: expected a boolean, got {data!r}")
+        return data
+
+
+@attrs.frozen
+class Enum(Scalar):
+    """One of a closed set of strings."""
+
+    values: tuple[str, ...]
+
+    def decode(self, data: object, what: str) -> Any:
+        if data not in self.values:
+            raise DecodeError(f"{what}: expected one of {', '.join(self.values)}, got {data!r}")
+        return data
+
+
+@attrs.frozen
+class Const(Wire):
+    """Always this value (a message's ``role``)."""
+
+    value: str
+
+    def decode(self, data: object, what: str) -> Any:
+        if data != self.value:
+            raise DecodeError(f"{what}: must be {self.value!r}, got {data!r}")
+        return data
+
+    @property
+    def decoder(self) -> Callable[[Any, str], Any] | None:
+        return self.decode
+
+
+@attrs.frozen
+class Opaque(Wire):
+    """JSON the core never looks into, kept verbatim: any value, or (``object_only``) an object.
+
+    The value's constructor freezes (and checks) it.
+    """
+
+    object_only: bool = False
+
+    def encode(self, value: Any) -> Json:
+        return thaw_json(value)
+
+    @property
+    def encoder(self) -> Callable[[Any], Json] | None:
+        return thaw_json
+
+
+@attrs.frozen
+class Array(Wire):
+    """A JSON array of ``item``; decodes to a tuple (``check=False``: passed on unchecked)."""
+
+    item: Wire
+    check: bool = True
+    min_items: int | None = None
+
+    def encode(self, value: Any) -> Json:
+        encode = self.item.encoder
+        return list(value) if encode is None else [encode(element) for element in value]
+
+    def decode(self, data: object, what: str) -> Any:
+        if not self.check:
+            return data
+        if type(data) is not list and not isinstance(data, list | tuple):
+            raise DecodeError(f"{what}: expected an array, got {type(data).__name__}")
+        decode = self.item.decoder
+        if decode is None:
+            return tuple(data)
+        return tuple([decode(element, what) for element in data])
+
+    @property
+    def encoder(self) -> Callable[[Any], Json] | None:
+        return self.encode
+
+    @property
+    def decoder(self) -> Callable[[Any, str], Any] | None:
+        return self.decode if self.check else None
+
+
+@attrs.frozen
+class Nullable(Wire):
+    """``inner`` or ``null`` (None)."""
+
+    inner: Wire
+
+    def encode(self, value: Any) -> Json:
+        encode = self.inner.encoder
+        return value if value is None or encode is None else encode(value)
+
+    def decode(self, data: object, what: str) -> Any:
+        decode = self.inner.decoder
+        return data if data is None or decode is None else decode(data, what)
+
+    @property
+    def encoder(self) -> Callable[[Any], Json] | None:
+        return None if self.inner.encoder is None else self.encode
+
+    @property
+    def decoder(self) -> Callable[[Any, str], Any] | None:
+        return None if self.inner.decoder is None else self.decode
+
+
+@attrs.frozen
+class Map(Wire):
+    """A JSON object from strings to ``value`` (goal rounds, fates)."""
+
+    value: Wire
+
+    def encode(self, value: Any) -> Json:
+        encode = self.value.encoder or (lambda item: item)
+        return {key: encode(item) for key, item in value.items()}
+
+    def decode(self, data: object, what: str) -> Any:
+        if not isinstance(data, Mapping):
+            raise DecodeError(f"{what}: expected a JSON object, got {type(data).__name__}")
+        decode = self.value.decoder or (lambda item, _what: item)
+        return {key: decode(item, f"{what} {key}") for key, item in data.items()}
+
+    @property
+    def encoder(self) -> Callable[[Any], Json] | None:
+        return self.encode
+
+    @property
+    def decoder(self) -> Callable[[Any, str], Any] | None:
+        return self.decode
+
+
+# ----------------------------------------------------------------------- fields
+
+
+@attrs.frozen
+class Field:
+    """Attribute ``attr`` of the value as key ``key`` (camelCase of ``attr`` by default).
+
+    ``optional``: the key is left out when the value equals ``default``, and an
+    absent key reads as ``default``. ``reject_default``: writing the default
+    explicitly is a ``DecodeError`` (``removedCount`` is absent when 0, D12).
+    """
+
+    attr: str
+    wire: Wire
+    key: str = attrs.field()
+    optional: bool = False
+    default: Any = None
+    reject_default: bool = False
+
+    @key.default
+    def _key(self) -> str:
+        return camel(self.attr)
+
+
+@attrs.frozen
+class Nest:
+    """Several attributes written as one object under ``key`` (``error: {message, code}``)."""
+
+    key: str
+    fields: tuple[Field, ...]
+    optional = False
+
+
+Slot = Field | Nest
+Encoder = Callable[[Any], dict[str, Json]]
+_MISSING: Final = object()
+
+
+def _key_sets(slots: tuple[Slot, ...], *fixed: str) -> tuple[frozenset[str], frozenset[str]]:
+    required = frozenset((*fixed, *(s.key for s in slots if not s.optional)))
+    return required, frozenset((*fixed, *(s.key for s in slots)))
+
+
+class _Source:
+    """The text and the namespace of one generated function."""
+
+    def __init__(self, **names: Any) -> None:
+        self.env: dict[str, Any] = dict(names)
+        self.lines: list[str] = []
+
+    def bind(self, obj: Any) -> str:
+        name = f"_{len(self.env)}"
+        self.env[name] = obj
+        return name
+
+    def compile(self, signature: str) -> Any:
+        code = f"def {signature}:\n" + "".join(f"    {line}\n" for line in self.lines)
+        exec(compile(code, f"<inbox_core.wire {signature}>", "exec"), self.env)
+        return self.env[signature.split("(", maxsplit=1)[0]]
+
+
+def _encoder(
+    slots: tuple[Slot, ...], head: Mapping[str, str] | None = None, wrap: str = ""
+) -> Encoder:
+    """The function writing ``slots`` of a value after ``head`` (a flat union's tag), or
+    as the ``data`` of ``{"type": wrap, "data": ...}``."""
+    src = _Source()
+
+    def write(slot: Slot, value: str) -> str:
+        if isinstance(slot, Nest):
+            inner = (f"{f.key!r}: {write(f, f'{value}.{f.attr}')}" for f in slot.fields)
+            return "{" + ", ".join(inner) + "}"
+        wire = slot.wire
+        if isinstance(wire, Array) and wire.item.encoder is not None:  # one call less
+            return f"[{src.bind(wire.item.encoder)}(item) for item in {value}]"
+        return value if wire.encoder is None else f"{src.bind(wire.encoder)}({value})"
+
+    items = [f"{key!r}: {tag!r}" for key, tag in (head or {}).items()]
+    for slot in slots:
+        value = "value" if isinstance(slot, Nest) or slot.attr == SELF else f"value.{slot.attr}"
+        if not slot.optional and not src.lines:
+            items.append(f"{slot.key!r}: {write(slot, value)}")
+            continue
+        if not src.lines:
+            src.lines.append("out = {" + ", ".join(items) + "}")
+        if isinstance(slot, Field) and slot.optional:
+            test = "is not" if slot.default is None else "!="
+            src.lines += [f"item = {value}", f"if item {test} {src.bind(slot.default)}:"]
+            src.lines.append(f"    out[{slot.key!r}] = {write(slot, 'item')}")
+        else:
+            src.lines.append(f"out[{slot.key!r}] = {write(slot, value)}")
+    out = "out" if src.lines else "{" + ", ".join(items) + "}"
+    src.lines.append(f"return {{'type': {wrap!r}, 'data': {out}}}" if wrap else f"return {out}")
+    encoder: Encoder = src.compile("encode(value)")
+    return encoder
+
+
+def _decoder(
+    slots: tuple[Slot, ...],
+    what: str,
+    make: Callable[..., Any] | None,
+    fixed: tuple[str, ...] = (),
+) -> Callable[[Any], Any]:
+    """The function checking an object's keys (``fixed``: its tag), reading ``slots`` in
+    order and returning ``make(**fields)``, or the fields' dict (``make`` None)."""
+    required, allowed = _key_sets(slots, *fixed)
+    src = _Source(_closed=closed_object, _MISSING=_MISSING, DecodeError=DecodeError)
+    src.lines.append(f"obj = _closed(data, {what!r}, {src.bind(required)}, {src.bind(allowed)})")
+    names: list[tuple[str, str]] = []  # (attribute, local)
+
+    def read(field: Field, data: str, where: str) -> str:
+        decode = field.wire.decoder
+        return data if decode is None else f"{src.bind(decode)}({data}, {where!r})"
+
+    for slot in slots:
+        where = f"{what} {slot.key}"
+        local = f"v{len(names)}"
+        if isinstance(slot, Nest):
+            nest = _decoder(slot.fields, where, None)
+            src.lines.append(f"{local} = {src.bind(nest)}(obj[{slot.key!r}])")
+            names += [(f.attr, f"{local}[{f.attr!r}]") for f in slot.fields]
+            continue
+        names.append((slot.attr, local))
+        if not slot.optional:
+            src.lines.append(f"{local} = {read(slot, f'obj[{slot.key!r}]', where)}")
+            continue
+        default = src.bind(slot.default)
+        absent = f"{local} is _MISSING" + (f" or {local} is None" if slot.default is None else "")
+        src.lines += [f"{local} = obj.get({slot.key!r}, _MISSING)", f"if {absent}:"]
+        src.lines.append(f"    {local} = {default}")
+        if slot.reject_default:
+            message = f"{what}: {slot.key} is absent when {slot.default!r}"
+            src.lines += [f"elif {local} == {default}:", f"    raise DecodeError({message!r})"]
+        src.lines += ["else:", f"    {local} = {read(slot, local, where)}"]
+    if make is not None and [attr for attr, _ in names] == [SELF]:
+        src.lines.append(f"return {names[0][1]}")
+    else:
+        fields = "{" + ", ".join(f"{attr!r}: {local}" for attr, local in names) + "}"
+        call = fields if make is None else f"{src.bind(make)}(**{fields})"
+        src.lines.append(f"return {call}")
+    decoder: Callable[[Any], Any] = src.compile("decode(data)")
+    return decoder
+
+
+# ---------------------------------------------------------------------- records
+
+
+class Record(Wire, Generic[T]):
+    """An object of ``fields``; decoding builds ``cls(**fields)``, or ``build(fields)``.
+
+    ``classes``: the classes a ``build`` chooses between (a send's input), for
+    the schemas.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        cls: type[T],
+        fields: tuple[Slot, ...],
+        *,
+        build: Callable[[dict[str, Any]], T] | None = None,
+        classes: tuple[type, ...] = (),
+    ) -> None:
+        self.name = name
+        self.cls = cls
+        self.fields = fields
+        self.classes = classes or (cls,)
+        self._encode = _encoder(fields)
+        make = cls if build is None else (lambda **fields: build(fields))
+        self._decode: Callable[[Any], T] = _decoder(fields, name, make)
+
+    def encode(self, value: Any) -> dict[str, Json]:
+        return self._encode(value)
+
+    def decode(self, data: object, what: str = "") -> T:
+        return self._decode(data)
+
+    @property
+    def encoder(self) -> Callable[[Any], Json] | None:
+        return self._encode
+
+    @property
+    def decoder(self) -> Callable[[Any, str], Any] | None:
+        return self.decode
+
+
+# ----------------------------------------------------------------------- unions
+
+
+@attrs.frozen
+class Variant:
+    """One member of a ``Tagged`` union: class, tag and fields.
+
+    ``tag`` defaults to the class's own ``kind`` or ``type`` constant (the
+    union's key). ``unwrap``: an envelope whose ``data`` is the JSON of its one
+    field (``user/message``: the message itself). A variant whose one field is
+    ``SELF`` decodes to that field's value (a transcript item).
+    """
+
+    cls: type
+    fields: tuple[Slot, ...] = ()
+    tag: str = ""
+    unwrap: bool = False
+
+
+@attrs.frozen
+class Open:
+    """The fallback of a union: tags outside its table that start with ``tag.prefix``.
+
+    ``tag`` is the fallback's tag shape (its other rules, like a minimum length,
+    are the class's to check). ``decode(tag, data)``: a flat union passes the
+    whole object, an envelope its ``data``. ``encode(value)`` returns the whole
+    JSON document.
+    """
+
+    cls: type
+    tag: Str
+    encode: Callable[[Any], dict[str, Json]]
+    decode: Callable[[str, Any], Any]
+
+
+class Tagged(Wire, Generic[T]):
+    """A union tagged by ``key``; ``envelope``: ``{"type", "data"}`` (``extra``: tolerated keys)."""
+
+    def __init__(
+        self,
+        name: str,
+        what: str,
+        key: str,
+        variants: tuple[Variant, ...],
+        *,
+        envelope: bool = False,
+        extra: tuple[str, ...] = (),
+        fallback: Open | None = None,
+    ) -> None:
+        self.name, self.what, self.key = name, what, key
+        self.envelope, self.fallback = envelope, fallback
+        self.variants = tuple(
+            v if v.tag else attrs.evolve(v, tag=str(getattr(v.cls, key))) for v in variants
+        )
+        self.tags = tuple(v.tag for v in self.variants)
+        if len(set(self.tags)) != len(self.tags):
+            raise ValueError(f"{name}: duplicate tags {self.tags}")
+        self.classes = tuple(v.cls for v in self.variants)
+        self._envelope_keys = (frozenset({"type", "data"}), frozenset({"type", "data", *extra}))
+        self._encoders = {v.cls: self._encoder(v) for v in self.variants}
+        self._decoders = {v.tag: self._decoder(v) for v in self.variants}
+
+    def _encoder(self, variant: Variant) -> Encoder:
+        if not self.envelope:
+            return _encoder(variant.fields, {self.key: variant.tag})
+        if variant.unwrap:
+            (field,) = variant.fields
+            assert isinstance(field, Field)
+            tag, attr, encode = variant.tag, field.attr, field.wire.encoder
+            assert encode is not None
+            return lambda value: {"type": tag, "data": encode(getattr(value, attr))}
+        return _encoder(variant.fields, wrap=variant.tag)
+
+    def _decoder(self, variant: Variant) -> Callable[[Any], Any]:
+        cls = variant.cls
+        if variant.unwrap:
+            (field,) = variant.fields
+            assert isinstance(field, Field)
+            attr, decode, what = field.attr, field.wire.decode, variant.tag
+            return lambda data: cls(**{attr: decode(data, what)})
+        if self.envelope:
+            return _decoder(variant.fields, variant.tag, cls)
+        return _decoder(variant.fields, f"{variant.tag} {self.what}", cls, (self.key,))
+
+    def encode(self, value: Any) -> dict[str, Json]:
+        encoder = self._encoders.get(type(value))
+        if encoder is not None:
+            return encoder(value)
+        if self.fallback is not None and isinstance(value, self.fallback.cls):
+            return self.fallback.encode(value)
+        raise TypeError(f"not a {self.what}: {value!r}")
+
+    def decode(self, data: object, what: str = "") -> T:
+        what = what or self.what
+        if self.envelope:
+            required, allowed = self._envelope_keys
+            obj = closed_object(data, what, required, allowed)
+            tag = obj["type"]
+            if not isinstance(tag, str):
+                raise DecodeError(f"{what}: type must be a string, got {tag!r}")
+            body = obj["data"]
+        else:
+            if (type(data) is not dict and not isinstance(data, Mapping)) or not isinstance(
+                data.get(self.key), str
+            ):
+                raise DecodeError(f"{what}: expected an object with a string {self.key!r}")
+            tag, body = data[self.key], data
+        decoder = self._decoders.get(tag)
+        if decoder is not None:
+            value: T = decoder(body)
+            return value
+        if self.fallback is not None and tag.startswith(self.fallback.tag.prefix):
+            fallback: T = self.fallback.decode(tag, body)
+            return fallback
+        raise DecodeError(f"{what}: unknown {self.key} {tag!r}")
+
+    @property
+    def encoder(self) -> Callable[[Any], Json] | None:
+        return self.encode
+
+    @property
+    def decoder(self) -> Callable[[Any, str], Any] | None:
+        return self.decode
