@@ -17,6 +17,7 @@ PURE_CORE = [
     "inbox_core/errors.py",
     "inbox_core/commands.py",
     "inbox_core/events.py",
+    "inbox_core/sequence.py",
     "inbox_core/inbox.py",
     "inbox_core/state.py",
     "inbox_core/reducer.py",

@@ -4,7 +4,6 @@ The pure core is ``reduce(state, command) -> Transition`` and ``replay(events)``
 ``inbox_core.shell`` drives a host's model loop with asyncio.
 """
 
-from inbox_core.agent import Agent, PendingInbox
 from inbox_core.codec import (
     command_from_json,
     command_to_json,
@@ -105,6 +104,7 @@ from inbox_core.history import (
     transcript,
 )
 from inbox_core.inbox import Inbox
+from inbox_core.protocol import Agent, PendingInbox
 from inbox_core.reducer import reduce
 from inbox_core.replay import replay
 from inbox_core.state import (

@@ -44,12 +44,18 @@ from inbox_core.events import (
     StepStarted,
     TurnAborted,
     TurnEnded,
+    TurnEndReason,
     TurnStarted,
 )
-from inbox_core.history import goal_rounds
+from inbox_core.history import FATE_KINDS, RecordsTranscript, fates, goal_rounds, transcript
 from inbox_core.replay import replay
 from inbox_core.shell import AbortSignal, EchoHost, LoopAgent, SqliteLog
-from inbox_core.shell.logs import CorruptLog, iter_json_lines
+from inbox_core.shell.logs import (
+    CorruptLog,
+    iter_json_lines,
+    iter_sqlite_log,
+    sqlite_agent_ids,
+)
 from inbox_core.state import AgentState
 from inbox_core.values import (
     Cause,
@@ -162,14 +168,15 @@ def describe_event(event: DurableEvent) -> str:
     if isinstance(event, HostRecord):
         return _shorten(json.dumps(thaw_json(event.data), ensure_ascii=False))
     assert isinstance(event, TurnEnded)
-    reason = event.reason
+    return f"turn {event.turn}: {_describe_reason(event.reason)}"
+
+
+def _describe_reason(reason: TurnEndReason) -> str:
     if isinstance(reason, ErrorReason):
-        text = f"error: {reason.message} ({reason.code})"
-    elif isinstance(reason, AbortedReason):
-        text = f"aborted ({describe_cause(reason.cause)})"
-    else:
-        text = reason.kind
-    return f"turn {event.turn}: {text}"
+        return f"error: {reason.message} ({reason.code})"
+    if isinstance(reason, AbortedReason):
+        return f"aborted ({describe_cause(reason.cause)})"
+    return reason.kind
 
 
 def describe_notification(note: Notification) -> str:
@@ -220,30 +227,18 @@ def _decode(document: object, seq: int, where: str) -> DurableEvent:
         raise LogProblem(seq, f"{where}{type(error).__name__}: {error}") from None
 
 
-def _read_sqlite(path: Path) -> tuple[list[DurableEvent], LogProblem | None]:
-    """Rows of ``SqliteLog``'s table ``events (seq, event)``, read-only, in seq order."""
-    try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
-    except sqlite3.Error as error:
-        raise NotALog(f"cannot open the SQLite database: {error}") from None
-    try:
-        rows = conn.execute("SELECT seq, event FROM events ORDER BY seq").fetchall()
-    except sqlite3.Error as error:
-        raise NotALog(f"not an inbox-core SQLite log (table events(seq, event)): {error}") from None
-    finally:
-        conn.close()
+def _read_sqlite(path: Path, agent_id: str) -> tuple[list[DurableEvent], LogProblem | None]:
+    """Agent ``agent_id``'s events, read-only through the shell's SQLite log code."""
     events: list[DurableEvent] = []
-    for expected, (seq, text) in enumerate(rows):
-        if seq != expected:
-            return events, LogProblem(expected, f"missing (the next stored record has seq {seq})")
-        try:
-            document = json.loads(text)
-        except (TypeError, ValueError) as error:
-            return events, LogProblem(seq, f"the stored event is not JSON: {error}")
-        try:
-            events.append(_decode(document, seq, ""))
-        except LogProblem as problem:
-            return events, problem
+    try:
+        for event in iter_sqlite_log(path, agent_id):
+            events.append(event)  # the good prefix, kept for the report
+    except CorruptLog as error:
+        return events, LogProblem(error.seq, error.reason)
+    except sqlite3.Error as error:
+        raise NotALog(f"not an inbox-core SQLite log: {error}") from None
+    if not events and agent_id not in sqlite_agent_ids(path) and agent_id != "default":
+        raise NotALog(f"no agent {agent_id!r} in this database")
     return events, None
 
 
@@ -262,7 +257,9 @@ def _read_json_lines(path: Path) -> tuple[list[DurableEvent], LogProblem | None]
     return events, None
 
 
-def read_log(path: Path) -> tuple[str, list[DurableEvent], LogProblem | None]:
+def read_log(
+    path: Path, agent_id: str = "default"
+) -> tuple[str, list[DurableEvent], LogProblem | None]:
     """The log's kind, its decodable prefix, and the first record that is not (or None).
 
     SQLite is recognized by its file header, anything else is read as JSON Lines.
@@ -270,13 +267,15 @@ def read_log(path: Path) -> tuple[str, list[DurableEvent], LogProblem | None]:
     with path.open("rb") as handle:
         head = handle.read(len(SQLITE_MAGIC))
     if head == SQLITE_MAGIC:
-        return ("SQLite", *_read_sqlite(path))
+        return ("SQLite", *_read_sqlite(path, agent_id))
     return ("JSON Lines", *_read_json_lines(path))
 
 
-def check_log(path: Path) -> tuple[str, list[DurableEvent], AgentState | None, LogProblem | None]:
+def check_log(
+    path: Path, agent_id: str = "default"
+) -> tuple[str, list[DurableEvent], AgentState | None, LogProblem | None]:
     """Read and replay a log: the state, or the first bad seq (decoding or replay)."""
-    kind, events, problem = read_log(path)
+    kind, events, problem = read_log(path, agent_id)
     try:
         state = replay(events)
     except ReplayError as error:
@@ -292,7 +291,7 @@ def _cmd_replay(args: argparse.Namespace) -> int:
         _err(f"inbox-core replay: no such file: {path}")
         return EXIT_FAILURE
     try:
-        kind, events, state, problem = check_log(path)
+        kind, events, state, problem = check_log(path, args.agent_id)
     except NotALog as error:
         _err(f"inbox-core replay: {path}: {error}")
         return EXIT_FAILURE
@@ -312,11 +311,45 @@ def _cmd_replay(args: argparse.Namespace) -> int:
             "format": kind,
             "events": len(events),
             "projection": projection_to_json(state, events),
+            "fates": fate_counts(events),
         }
         _out(json.dumps(document, indent=2, ensure_ascii=False))
         return EXIT_OK
     _print_projection(path, kind, events, state)
+    if args.transcript:
+        _print_transcript(events)
     return EXIT_OK
+
+
+def fate_counts(events: Sequence[DurableEvent]) -> dict[str, int]:
+    """How many accepted message ids have each fate (R32), every kind listed."""
+    counts = dict.fromkeys(FATE_KINDS, 0)
+    for fate in fates(events).values():
+        counts[fate.kind] += 1
+    return counts
+
+
+def _print_transcript(events: Sequence[DurableEvent]) -> None:
+    """The conversation (R30): turns, steps, admitted messages and host records."""
+    _out("transcript:")
+    for block in transcript(events):
+        if isinstance(block, RecordsTranscript):
+            _out("  between turns:")
+            for record in block.records:
+                _out(f"    {record.type:<22} {describe_event(record)}")
+            continue
+        reason = "open" if block.reason is None else _describe_reason(block.reason)
+        _out(f"  turn {block.turn} ({reason})")
+        for item in block.items:
+            if isinstance(item, HostRecord):
+                _out(f"    {item.type:<22} {describe_event(item)}")
+                continue
+            _out(f"    step {item.step}")
+            for entry in item.items:
+                if isinstance(entry, HostRecord):
+                    _out(f"      {entry.type:<20} {describe_event(entry)}")
+                else:
+                    _out(f"      user/message         {describe_message(entry)}")
 
 
 def _print_projection(path: Path, kind: str, events: list[DurableEvent], state: AgentState) -> None:
@@ -350,6 +383,10 @@ def _print_projection(path: Path, kind: str, events: list[DurableEvent], state: 
     rounds = goal_rounds(events)
     shown = ", ".join(f"{goal}={count}" for goal, count in sorted(rounds.items()))
     _out(f"goal rounds: {shown or 'none'}")
+    counts = fate_counts(events)
+    total = sum(counts.values())
+    shown = ", ".join(f"{kind} {count}" for kind, count in counts.items() if count)
+    _out(f"fates of {total} accepted message ids: {shown or 'none'}")
 
 
 # --------------------------------------------------------------------- vectors
@@ -686,8 +723,10 @@ examples:
         """\
 Read a durable log, check it event by event with replay() and print the
 projection: the pending lists with their wakeup flags, the last turn, the
-turn (and step) a crash left open, and the goal rounds. LOG is an SQLite file
-written by SqliteLog (recognized by its header) or JSON Lines, one
+turn (and step) a crash left open, the goal rounds and how many accepted
+messages have each fate (R32: pending, claimed, admitted, canceled, dropped,
+consumed). LOG is an SQLite file written by SqliteLog (recognized by its
+header; read-only, one agent: --agent-id) or JSON Lines, one
 {"seq","type","data"} document per line ("seq" counting from 0; it may be
 omitted). An undecodable record, a seq gap or an event replay rejects makes
 the command exit 1, naming the seq of the first bad event.""",
@@ -695,7 +734,8 @@ the command exit 1, naming the seq of the first bad event.""",
 examples:
   inbox-core replay session.db
   inbox-core replay log.jsonl --events     # also list every event
-  inbox-core replay log.jsonl --json       # the projection as JSON (vector 'final' form)""",
+  inbox-core replay log.jsonl --json       # the projection as JSON (vector 'final' form)
+  inbox-core replay agents.db --agent-id bob --transcript""",
     ),
     "vectors": (
         "run conformance vectors against the reference",
@@ -767,6 +807,15 @@ def build_parser() -> argparse.ArgumentParser:
     replay_cmd.add_argument("log", metavar="LOG", help="an SQLite log or a JSON Lines log")
     replay_cmd.add_argument("--json", action="store_true", help="print the projection as JSON")
     replay_cmd.add_argument("--events", action="store_true", help="also list every event")
+    replay_cmd.add_argument(
+        "--transcript", action="store_true", help="also print the conversation (turns, records)"
+    )
+    replay_cmd.add_argument(
+        "--agent-id",
+        default="default",
+        metavar="ID",
+        help="the agent to read from a multi-agent SQLite file (default: %(default)s)",
+    )
 
     vectors = command("vectors", _cmd_vectors)
     vectors.add_argument(

@@ -5,11 +5,12 @@ accept the parsed data and rebuild the values. Round trips are lossless:
 ``event_from_json(event_to_json(e)) == e``.
 
 The format is stated once, as one table per union below (built with
-``inbox_core.wire``): each row names a class, whose tag is its own ``type``
-or ``kind`` constant, and its fields with their camelCase keys and JSON
-types. The same table encodes, decodes and (``tools/gen_schemas.py``)
-generates the JSON Schemas of ``specs/schema``; a union's members are the
-members of its type alias, checked at import.
+``inbox_core.wire``). A table's members are the members of the union's type
+alias, each tagged by its class's own ``type`` or ``kind`` constant; a member
+with fields has a row naming them with their camelCase keys and JSON types
+(a member without fields needs none, and a member with fields but no row is
+an error at import). The same tables encode, decode and, through
+``tools/gen_schemas.py``, give the JSON Schemas of ``specs/schema``.
 
 A decoder raises ``DecodeError`` when the document does not have the shape of
 the format: not an object, missing or unknown keys, an unknown ``type`` or
@@ -28,25 +29,17 @@ from typing import Any, Final, get_args
 import attrs
 
 from inbox_core.commands import (
-    BeginMaintenance,
     Cancel,
-    Clear,
     Command,
-    Completed,
-    Continue,
     Decision,
-    Dispose,
     EndMaintenance,
     Enter,
     Failed,
-    MaxTokens,
     Move,
     PreStepDecided,
     PreStepFailed,
-    Reject,
     Remove,
     Replace,
-    Resume,
     Send,
     Splice,
     StepFinished,
@@ -58,10 +51,7 @@ from inbox_core.events import (
     HOST_PREFIX,
     AbortedReason,
     AgentError,
-    BlockedReason,
     CancelRequested,
-    CompletedReason,
-    Disposed,
     DurableEvent,
     ErrorReason,
     HostRecord,
@@ -70,8 +60,6 @@ from inbox_core.events import (
     InboxInserted,
     InboxMoved,
     InboxSpliced,
-    InterruptedReason,
-    MaxTokensReason,
     MessageAdmitted,
     Notification,
     Outcome,
@@ -86,7 +74,6 @@ from inbox_core.events import (
 )
 from inbox_core.history import (
     AdmittedFate,
-    CanceledFate,
     ClaimedFate,
     ConsumedFate,
     DroppedFate,
@@ -106,23 +93,19 @@ from inbox_core.values import (
     PLUGIN_FORMS,
     TARGETS,
     Cause,
-    DisposedCause,
     Entry,
     ExtensionSource,
     GoalSource,
     HookCause,
     InjectInput,
     NextTurnInput,
-    ParentCause,
     PluginSource,
     ResolvedAgentInput,
     SnapshotSection,
     Source,
     SteerInput,
     ToolSource,
-    UserCause,
     UserMessage,
-    UserSource,
     thaw_json,
 )
 from inbox_core.wire import (
@@ -178,31 +161,22 @@ def _extension_from_json(kind: str, data: Mapping[str, Any]) -> ExtensionSource:
 
 
 SECTION: Final = Record("section", SnapshotSection, (Field("name", TEXT), Field("text", TEXT)))
+PLUGIN: Final = (
+    Field("plugin", Str(min_length=1, check=False)),
+    Field("form", Enum(PLUGIN_FORMS, check=False), optional=True),
+    Field("sections", Array(SECTION, check=False), optional=True),
+    Field("summary", Str(max_length=NOTICE_SUMMARY_MAX, one_line=True, check=False), optional=True),
+)
 SOURCE: Final = Tagged[Source](
     "source",
     "source",
     "kind",
-    (
-        Variant(UserSource),
-        Variant(
-            PluginSource,
-            (
-                Field("plugin", Str(min_length=1, check=False)),
-                Field("form", Enum(PLUGIN_FORMS, check=False), optional=True),
-                Field("sections", Array(SECTION, check=False), optional=True),
-                Field(
-                    "summary",
-                    Str(max_length=NOTICE_SUMMARY_MAX, one_line=True, check=False),
-                    optional=True,
-                ),
-            ),
-        ),
-        Variant(
-            GoalSource,
-            (Field("goal_id", Str(min_length=1, check=False)), Field("round", Int(0, check=False))),
-        ),
-        Variant(ToolSource, (Field("call_id", Str(min_length=1, check=False)),)),
-    ),
+    Source,
+    {
+        PluginSource: PLUGIN,
+        GoalSource: (Field("goal_id", ID), Field("round", Int(0, check=False))),
+        ToolSource: (Field("call_id", ID),),
+    },
     fallback=Open(ExtensionSource, Str(min_length=1), _extension_to_json, _extension_from_json),
 )
 MESSAGE: Final = Record(
@@ -225,29 +199,13 @@ ENTRY: Final = Record(
 
 # --------------------------------------------------------- causes and reasons
 
-CAUSE: Final = Tagged[Cause](
-    "cause",
-    "cause",
-    "kind",
-    (
-        Variant(UserCause),
-        Variant(ParentCause),
-        Variant(HookCause, (Field("reason", TEXT),)),
-        Variant(DisposedCause),
-    ),
-)
+CAUSE: Final = Tagged[Cause]("cause", "cause", "kind", Cause, {HookCause: (Field("reason", TEXT),)})
 REASON: Final = Tagged[TurnEndReason](
     "reason",
     "turn/end reason",
     "kind",
-    (
-        Variant(CompletedReason),
-        Variant(BlockedReason),
-        Variant(MaxTokensReason),
-        Variant(ErrorReason, (_error(),)),
-        Variant(AbortedReason, (Field("cause", CAUSE, key="reason"),)),
-        Variant(InterruptedReason),
-    ),
+    TurnEndReason,
+    {ErrorReason: (_error(),), AbortedReason: (Field("cause", CAUSE, key="reason"),)},
 )
 
 # ------------------------------------------------------------- durable events
@@ -260,28 +218,27 @@ HOST_RECORD: Final = Record(
 """A host record on its own (a report's ``records``): exactly ``{type, data}``."""
 TURN: Final = (Field("turn", COUNT),)
 TURN_STEP: Final = (Field("turn", COUNT), Field("step", COUNT))
+SPLICED: Final = (
+    Field("target", TARGET),
+    Field("start", Int(0)),
+    Field("removed_count", COUNT, optional=True, default=0, reject_default=True),
+    Field("inserted", Array(ENTRY)),
+    Field("outcome", Enum(get_args(Outcome)), optional=True, early=True),
+)
 EVENT: Final = Tagged[DurableEvent](
     "event",
     "durable event",
     "type",
-    (
-        Variant(
-            InboxSpliced,
-            (
-                Field("target", TARGET),
-                Field("start", Int(0)),
-                Field("removed_count", COUNT, optional=True, default=0, reject_default=True),
-                Field("inserted", Array(ENTRY)),
-                Field("outcome", Enum(get_args(Outcome)), optional=True),
-            ),
-        ),
-        Variant(TurnStarted, TURN),
-        Variant(StepStarted, TURN_STEP),
-        Variant(MessageAdmitted, (Field("message", MESSAGE),), unwrap=True),
-        Variant(StepEnded, TURN_STEP),
-        Variant(TurnAborted, (*TURN, Field("cause", CAUSE))),
-        Variant(TurnEnded, (*TURN, Field("reason", REASON))),
-    ),
+    DurableEvent,
+    {
+        InboxSpliced: SPLICED,
+        TurnStarted: TURN,
+        StepStarted: TURN_STEP,
+        MessageAdmitted: Variant(MessageAdmitted, (Field("message", MESSAGE),), unwrap=True),
+        StepEnded: TURN_STEP,
+        TurnAborted: (*TURN, Field("cause", CAUSE)),
+        TurnEnded: (*TURN, Field("reason", REASON)),
+    },
     envelope=True,
     extra=("seq",),  # a log record's position, accepted and ignored
     fallback=Open(HostRecord, HOST_TYPE, HOST_RECORD.encode, HostRecord),  # data verbatim (R30)
@@ -293,16 +250,16 @@ NOTIFICATION: Final = Tagged[Notification](
     "notification",
     "notification",
     "type",
-    (
-        Variant(InboxInserted, (Field("message", MESSAGE),)),
-        Variant(InboxDiscarded, (Field("message", MESSAGE),)),
-        Variant(InboxClaimed, (Field("message", MESSAGE), *TURN)),
-        Variant(InboxMoved, (Field("message", MESSAGE), Field("target", TARGET))),
-        Variant(StatusChanged, (Field("status", Enum(get_args(Status))),)),
-        Variant(CancelRequested, (Field("cause", CAUSE),)),
-        Variant(Disposed),
-        Variant(AgentError, (*TURN, Field("step", Nullable(COUNT)), _error())),
-    ),
+    Notification,
+    {
+        InboxInserted: (Field("message", MESSAGE),),
+        InboxDiscarded: (Field("message", MESSAGE),),
+        InboxClaimed: (Field("message", MESSAGE), *TURN),
+        InboxMoved: (Field("message", MESSAGE), Field("target", TARGET)),
+        StatusChanged: (Field("status", Enum(get_args(Status))),),
+        CancelRequested: (Field("cause", CAUSE),),
+        AgentError: (*TURN, Field("step", Nullable(COUNT)), _error()),
+    },
     envelope=True,
 )
 
@@ -333,61 +290,45 @@ INPUT: Final = Record[ResolvedAgentInput](
         Field("wakeup", Bool(check=False)),
     ),
     build=_input,
-    classes=(NextTurnInput, SteerInput, InjectInput),
+    classes=get_args(ResolvedAgentInput),
 )
 DECISION: Final = Tagged[Decision](
-    "decision",
-    "decision",
-    "kind",
-    (Variant(Enter, (Field("messages", MESSAGES),)), Variant(Reject)),
+    "decision", "decision", "kind", Decision, {Enter: (Field("messages", MESSAGES),)}
 )
 OUTCOME: Final = Tagged[StepOutcome](
     "outcome",
     "outcome",
     "kind",
-    (
-        Variant(Continue),
-        Variant(Completed),
-        Variant(MaxTokens),
-        Variant(Failed, (Field("message", ARG_TEXT), Field("code", ARG_TEXT))),
-    ),
+    StepOutcome,
+    {Failed: (Field("message", ARG_TEXT), Field("code", ARG_TEXT))},
 )
 RECORDS: Final = Field("records", Array(HOST_RECORD), optional=True, default=())
 """A report's host records (R30): written only when there are some."""
-REPORT_TURN_STEP: Final = (Field("turn", ARG_COUNT), Field("step", ARG_COUNT))
+REPORT: Final = (Field("turn", ARG_COUNT), Field("step", ARG_COUNT))
 COMMAND: Final = Tagged[Command](
     "command",
     "command",
     "type",
-    (
-        Variant(Send, (Field("input", INPUT),)),
-        Variant(
-            Splice,
-            (
-                Field("target", ARG_TARGET),
-                Field("start", Int(check=False)),
-                Field("delete_count", Int(check=False)),
-                Field("inserted", Array(ENTRY)),
-            ),
+    Command,
+    {
+        Send: (Field("input", INPUT),),
+        Splice: (
+            Field("target", ARG_TARGET),
+            Field("start", Int(check=False)),
+            Field("delete_count", Int(check=False)),
+            Field("inserted", Array(ENTRY)),
         ),
-        Variant(Clear),
-        Variant(Replace, (Field("message_id", ID), Field("message", MESSAGE))),
-        Variant(Remove, (Field("message_id", ID),)),
-        Variant(Move, (Field("message_id", ID), Field("target", ARG_TARGET))),
+        Replace: (Field("message_id", ID), Field("message", MESSAGE)),
+        Remove: (Field("message_id", ID),),
+        Move: (Field("message_id", ID), Field("target", ARG_TARGET)),
         # a disposed cause decodes, and Cancel's validator rejects it with InvalidInput
-        Variant(Cancel, (Field("cause", CAUSE), Field("keep_inbox", Bool(check=False)))),
-        Variant(Dispose),
-        Variant(Resume),
-        Variant(BeginMaintenance),
-        Variant(EndMaintenance, (RECORDS,)),
-        Variant(PreStepDecided, (*REPORT_TURN_STEP, Field("decision", DECISION), RECORDS)),
-        Variant(
-            PreStepFailed,
-            (*REPORT_TURN_STEP, Field("message", ARG_TEXT), Field("code", ARG_TEXT), RECORDS),
-        ),
-        Variant(StepFinished, (*REPORT_TURN_STEP, Field("outcome", OUTCOME), RECORDS)),
-        Variant(TurnStoppingDone, (Field("turn", ARG_COUNT), RECORDS)),
-    ),
+        Cancel: (Field("cause", CAUSE), Field("keep_inbox", Bool(check=False))),
+        EndMaintenance: (RECORDS,),
+        PreStepDecided: (*REPORT, Field("decision", DECISION), RECORDS),
+        PreStepFailed: (*REPORT, Field("message", ARG_TEXT), Field("code", ARG_TEXT), RECORDS),
+        StepFinished: (*REPORT, Field("outcome", OUTCOME), RECORDS),
+        TurnStoppingDone: (Field("turn", ARG_COUNT), RECORDS),
+    },
 )
 
 # ------------------------------------------------ projections and log folds
@@ -396,13 +337,13 @@ AWAITING: Final = Tagged[Awaiting](
     "awaiting",
     "awaiting",
     "kind",
-    (
-        Variant(AwaitPreStep, (*TURN_STEP, Field("batch", MESSAGES)), tag="pre-step"),
-        Variant(AwaitStep, TURN_STEP, tag="step"),
-        Variant(AwaitTurnStopping, TURN, tag="turn-stopping"),
-    ),
+    Awaiting,
+    {  # the awaited actions carry no tag of their own
+        AwaitPreStep: Variant(AwaitPreStep, (*TURN_STEP, Field("batch", MESSAGES)), "pre-step"),
+        AwaitStep: Variant(AwaitStep, TURN_STEP, "step"),
+        AwaitTurnStopping: Variant(AwaitTurnStopping, TURN, "turn-stopping"),
+    },
 )
-"""What the core awaits from the host (the awaited actions carry no tag of their own)."""
 
 
 @attrs.frozen
@@ -457,47 +398,53 @@ FATE: Final = Tagged[Fate](
     "fate",
     "fate",
     "kind",
-    (
-        Variant(PendingFate, (Field("target", TARGET),)),
-        Variant(ClaimedFate, TURN_STEP),
-        Variant(AdmittedFate, TURN_STEP),
-        Variant(CanceledFate),
-        Variant(DroppedFate, TURN_STEP),
-        Variant(ConsumedFate, (*TURN, Field("reason", REASON))),
-    ),
+    Fate,
+    {
+        PendingFate: (Field("target", TARGET),),
+        ClaimedFate: TURN_STEP,
+        AdmittedFate: TURN_STEP,
+        DroppedFate: TURN_STEP,
+        ConsumedFate: (*TURN, Field("reason", REASON)),
+    },
 )
-RECORD_ITEM: Final = Variant(HostRecord, (Field(SELF, HOST_RECORD, key="record"),), tag="record")
+RECORD_ITEM: Final = Variant(HostRecord, (Field(SELF, HOST_RECORD, key="record"),), "record")
 STEP_ITEM: Final = Tagged[UserMessage | HostRecord](
     "stepItem",
     "step item",
     "kind",
-    (Variant(UserMessage, (Field(SELF, MESSAGE, key="message"),), tag="message"), RECORD_ITEM),
+    UserMessage | HostRecord,
+    {
+        UserMessage: Variant(UserMessage, (Field(SELF, MESSAGE, key="message"),), "message"),
+        HostRecord: RECORD_ITEM,
+    },
 )
 TURN_ITEM: Final = Tagged[StepTranscript | HostRecord](
     "turnItem",
     "turn item",
     "kind",
-    (
-        Variant(
-            StepTranscript, (Field("step", COUNT), Field("items", Array(STEP_ITEM))), tag="step"
+    StepTranscript | HostRecord,
+    {
+        StepTranscript: Variant(
+            StepTranscript, (Field("step", COUNT), Field("items", Array(STEP_ITEM))), "step"
         ),
-        RECORD_ITEM,
-    ),
+        HostRecord: RECORD_ITEM,
+    },
 )
 TRANSCRIPT_BLOCK: Final = Tagged[TranscriptBlock](
     "transcriptBlock",
     "transcript block",
     "kind",
-    (
-        Variant(
+    TranscriptBlock,
+    {
+        TurnTranscript: Variant(
             TurnTranscript,
             (*TURN, Field("reason", Nullable(REASON)), Field("items", Array(TURN_ITEM))),
-            tag="turn",
+            "turn",
         ),
-        Variant(
-            RecordsTranscript, (Field("records", Array(HOST_RECORD, min_items=1)),), tag="records"
+        RecordsTranscript: Variant(
+            RecordsTranscript, (Field("records", Array(HOST_RECORD, min_items=1)),), "records"
         ),
-    ),
+    },
 )
 
 
@@ -514,36 +461,8 @@ class Folds:
 
 
 FOLDS: Final = Record(
-    "folds",
-    Folds,
-    (Field("fates", Map(FATE)), Field("transcript", Array(TRANSCRIPT_BLOCK))),
+    "folds", Folds, (Field("fates", Map(FATE)), Field("transcript", Array(TRANSCRIPT_BLOCK)))
 )
-
-UNIONS: Final[dict[Tagged[Any], Any]] = {
-    SOURCE: Source,
-    CAUSE: Cause,
-    REASON: TurnEndReason,
-    EVENT: DurableEvent,
-    NOTIFICATION: Notification,
-    DECISION: Decision,
-    OUTCOME: StepOutcome,
-    COMMAND: Command,
-    AWAITING: Awaiting,
-    FATE: Fate,
-    TRANSCRIPT_BLOCK: TranscriptBlock,
-}
-"""Each table with the type alias it encodes: the members must be the same classes."""
-
-
-def _check_tables() -> None:
-    for table, alias in UNIONS.items():
-        members = set(get_args(alias))
-        covered = set(table.classes) | ({table.fallback.cls} if table.fallback else set())
-        if covered != members:
-            raise TypeError(f"codec table {table.name}: {covered ^ members} not in both")
-
-
-_check_tables()
 
 # ------------------------------------------------------------------ functions
 
@@ -563,18 +482,6 @@ def message_to_json(message: UserMessage) -> dict[str, Json]:
 
 def message_from_json(data: object) -> UserMessage:
     return MESSAGE.decode(data)
-
-
-def entry_to_json(entry: Entry) -> dict[str, Json]:
-    return ENTRY.encode(entry)
-
-
-def cause_to_json(cause: Cause) -> dict[str, Json]:
-    return CAUSE.encode(cause)
-
-
-def reason_to_json(reason: TurnEndReason) -> dict[str, Json]:
-    return REASON.encode(reason)
 
 
 def event_to_json(event: DurableEvent) -> dict[str, Json]:

@@ -36,7 +36,7 @@ generated source, compiled once at import: encoding ``TurnStarted(3)`` runs
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, Final, Generic, TypeVar
+from typing import Any, Final, Generic, TypeVar, get_args
 
 import attrs
 
@@ -73,26 +73,27 @@ def closed_object(
 
 
 class Wire:
-    """The JSON form of one value. The base class is the identity, both ways."""
+    """The JSON form of one value: ``encoder`` and ``decoder``, None where the value and
+    its JSON are the same (the generated functions then skip the call)."""
 
     name: str | None = None
     """A named wire (records, unions) gets its own definition in the schemas."""
 
-    def encode(self, value: Any) -> Json:
-        return value
-
-    def decode(self, data: object, what: str) -> Any:
-        return data
-
     @property
     def encoder(self) -> Callable[[Any], Json] | None:
-        """What generated encoders call (None: the value is its own JSON)."""
         return None
 
     @property
     def decoder(self) -> Callable[[Any, str], Any] | None:
-        """What generated decoders call (None: the JSON goes to the constructor as is)."""
         return None
+
+    def encode(self, value: Any) -> Json:
+        encode = self.encoder
+        return value if encode is None else encode(value)
+
+    def decode(self, data: object, what: str = "value") -> Any:
+        decode = self.decoder
+        return data if decode is None else decode(data, what)
 
 
 @attrs.frozen
@@ -104,7 +105,10 @@ class Scalar(Wire):
 
     @property
     def decoder(self) -> Callable[[Any, str], Any] | None:
-        return self.decode if self.check else None
+        return self.checked if self.check else None
+
+    def checked(self, data: Any, what: str) -> Any:
+        return data
 
 
 @attrs.frozen
@@ -113,7 +117,7 @@ class Int(Scalar):
 
     minimum: int | None = None
 
-    def decode(self, data: object, what: str) -> Any:
+    def checked(self, data: Any, what: str) -> Any:
         if type(data) is not int and (isinstance(data, bool) or not isinstance(data, int)):
             raise DecodeError(f"{what}: expected an integer, got {data!r}")
         return data
@@ -128,7 +132,7 @@ class Str(Scalar):
     one_line: bool = False
     prefix: str = ""
 
-    def decode(self, data: object, what: str) -> Any:
+    def checked(self, data: Any, what: str) -> Any:
         if not isinstance(data, str):
             raise DecodeError(f"{what}: expected a string, got {data!r}")
         if not data.startswith(self.prefix):
@@ -138,7 +142,7 @@ class Str(Scalar):
 
 @attrs.frozen
 class Bool(Scalar):
-    def decode(self, data: object, what: str) -> Any:
+    def checked(self, data: Any, what: str) -> Any:
         if not isinstance(data, bool):
             raise DecodeError(f"{what}: expected a boolean, got {data!r}")
         return data
@@ -150,26 +154,22 @@ class Enum(Scalar):
 
     values: tuple[str, ...]
 
-    def decode(self, data: object, what: str) -> Any:
+    def checked(self, data: Any, what: str) -> Any:
         if data not in self.values:
             raise DecodeError(f"{what}: expected one of {', '.join(self.values)}, got {data!r}")
         return data
 
 
 @attrs.frozen
-class Const(Wire):
+class Const(Scalar):
     """Always this value (a message's ``role``)."""
 
     value: str
 
-    def decode(self, data: object, what: str) -> Any:
+    def checked(self, data: Any, what: str) -> Any:
         if data != self.value:
             raise DecodeError(f"{what}: must be {self.value!r}, got {data!r}")
         return data
-
-    @property
-    def decoder(self) -> Callable[[Any, str], Any] | None:
-        return self.decode
 
 
 @attrs.frozen
@@ -180,9 +180,6 @@ class Opaque(Wire):
     """
 
     object_only: bool = False
-
-    def encode(self, value: Any) -> Json:
-        return thaw_json(value)
 
     @property
     def encoder(self) -> Callable[[Any], Json] | None:
@@ -197,27 +194,25 @@ class Array(Wire):
     check: bool = True
     min_items: int | None = None
 
-    def encode(self, value: Any) -> Json:
+    @property
+    def encoder(self) -> Callable[[Any], Json] | None:
+        return self._encode
+
+    @property
+    def decoder(self) -> Callable[[Any, str], Any] | None:
+        return self._decode if self.check else None
+
+    def _encode(self, value: Any) -> Json:
         encode = self.item.encoder
         return list(value) if encode is None else [encode(element) for element in value]
 
-    def decode(self, data: object, what: str) -> Any:
-        if not self.check:
-            return data
+    def _decode(self, data: Any, what: str) -> Any:
         if type(data) is not list and not isinstance(data, list | tuple):
             raise DecodeError(f"{what}: expected an array, got {type(data).__name__}")
         decode = self.item.decoder
         if decode is None:
             return tuple(data)
         return tuple([decode(element, what) for element in data])
-
-    @property
-    def encoder(self) -> Callable[[Any], Json] | None:
-        return self.encode
-
-    @property
-    def decoder(self) -> Callable[[Any, str], Any] | None:
-        return self.decode if self.check else None
 
 
 @attrs.frozen
@@ -226,21 +221,17 @@ class Nullable(Wire):
 
     inner: Wire
 
-    def encode(self, value: Any) -> Json:
-        encode = self.inner.encoder
-        return value if value is None or encode is None else encode(value)
-
-    def decode(self, data: object, what: str) -> Any:
-        decode = self.inner.decoder
-        return data if data is None or decode is None else decode(data, what)
-
     @property
     def encoder(self) -> Callable[[Any], Json] | None:
-        return None if self.inner.encoder is None else self.encode
+        encode = self.inner.encoder
+        return None if encode is None else lambda value: None if value is None else encode(value)
 
     @property
     def decoder(self) -> Callable[[Any, str], Any] | None:
-        return None if self.inner.decoder is None else self.decode
+        decode = self.inner.decoder
+        if decode is None:
+            return None
+        return lambda data, what: None if data is None else decode(data, what)
 
 
 @attrs.frozen
@@ -249,23 +240,20 @@ class Map(Wire):
 
     value: Wire
 
-    def encode(self, value: Any) -> Json:
-        encode = self.value.encoder or (lambda item: item)
-        return {key: encode(item) for key, item in value.items()}
-
-    def decode(self, data: object, what: str) -> Any:
-        if not isinstance(data, Mapping):
-            raise DecodeError(f"{what}: expected a JSON object, got {type(data).__name__}")
-        decode = self.value.decoder or (lambda item, _what: item)
-        return {key: decode(item, f"{what} {key}") for key, item in data.items()}
-
     @property
     def encoder(self) -> Callable[[Any], Json] | None:
-        return self.encode
+        encode = self.value.encode
+        return lambda value: {key: encode(item) for key, item in value.items()}
 
     @property
     def decoder(self) -> Callable[[Any, str], Any] | None:
-        return self.decode
+        return self._decode
+
+    def _decode(self, data: Any, what: str) -> Any:
+        if not isinstance(data, Mapping):
+            raise DecodeError(f"{what}: expected a JSON object, got {type(data).__name__}")
+        decode = self.value.decode
+        return {key: decode(item, f"{what} {key}") for key, item in data.items()}
 
 
 # ----------------------------------------------------------------------- fields
@@ -278,6 +266,8 @@ class Field:
     ``optional``: the key is left out when the value equals ``default``, and an
     absent key reads as ``default``. ``reject_default``: writing the default
     explicitly is a ``DecodeError`` (``removedCount`` is absent when 0, D12).
+    ``early``: decoded before the other fields (a splice's outcome is checked
+    before its entries are built).
     """
 
     attr: str
@@ -286,6 +276,7 @@ class Field:
     optional: bool = False
     default: Any = None
     reject_default: bool = False
+    early: bool = False
 
     @key.default
     def _key(self) -> str:
@@ -382,7 +373,7 @@ def _decoder(
         decode = field.wire.decoder
         return data if decode is None else f"{src.bind(decode)}({data}, {where!r})"
 
-    for slot in slots:
+    for slot in sorted(slots, key=lambda slot: not getattr(slot, "early", False)):
         where = f"{what} {slot.key}"
         local = f"v{len(names)}"
         if isinstance(slot, Nest):
@@ -439,12 +430,6 @@ class Record(Wire, Generic[T]):
         make = cls if build is None else (lambda **fields: build(fields))
         self._decode: Callable[[Any], T] = _decoder(fields, name, make)
 
-    def encode(self, value: Any) -> dict[str, Json]:
-        return self._encode(value)
-
-    def decode(self, data: object, what: str = "") -> T:
-        return self._decode(data)
-
     @property
     def encoder(self) -> Callable[[Any], Json] | None:
         return self._encode
@@ -452,6 +437,12 @@ class Record(Wire, Generic[T]):
     @property
     def decoder(self) -> Callable[[Any, str], Any] | None:
         return self.decode
+
+    def encode(self, value: Any) -> dict[str, Json]:
+        return self._encode(value)
+
+    def decode(self, data: object, what: str = "") -> T:
+        return self._decode(data)
 
 
 # ----------------------------------------------------------------------- unions
@@ -490,14 +481,21 @@ class Open:
 
 
 class Tagged(Wire, Generic[T]):
-    """A union tagged by ``key``; ``envelope``: ``{"type", "data"}`` (``extra``: tolerated keys)."""
+    """The union ``members`` (a type alias), tagged by ``key``.
+
+    Its members are the alias's, in order: a member without fields needs no row;
+    one with fields has its row in ``rows``, its fields or a whole ``Variant``.
+    ``envelope``: ``{"type", "data"}`` (``extra``: keys tolerated next to them).
+    ``fallback``: the member that takes the tags outside the table.
+    """
 
     def __init__(
         self,
         name: str,
         what: str,
         key: str,
-        variants: tuple[Variant, ...],
+        members: object,
+        rows: Mapping[type, tuple[Slot, ...] | Variant] | None = None,
         *,
         envelope: bool = False,
         extra: tuple[str, ...] = (),
@@ -505,12 +503,24 @@ class Tagged(Wire, Generic[T]):
     ) -> None:
         self.name, self.what, self.key = name, what, key
         self.envelope, self.fallback = envelope, fallback
-        self.variants = tuple(
-            v if v.tag else attrs.evolve(v, tag=str(getattr(v.cls, key))) for v in variants
-        )
+        rows = dict(rows or {})
+        variants = []
+        for cls in get_args(members):
+            if fallback is not None and cls is fallback.cls:
+                continue
+            row = rows.pop(cls, ())
+            if not row and attrs.has(cls) and attrs.fields(cls):
+                raise TypeError(f"codec table {name}: {cls.__name__} has fields but no row")
+            variant = row if isinstance(row, Variant) else Variant(cls, row)
+            if not variant.tag:
+                variant = attrs.evolve(variant, tag=getattr(cls, key))
+            variants.append(variant)
+        if rows:
+            raise TypeError(f"codec table {name}: rows for non-members {list(rows)}")
+        self.variants = tuple(variants)
         self.tags = tuple(v.tag for v in self.variants)
         if len(set(self.tags)) != len(self.tags):
-            raise ValueError(f"{name}: duplicate tags {self.tags}")
+            raise TypeError(f"codec table {name}: duplicate tags {self.tags}")
         self.classes = tuple(v.cls for v in self.variants)
         self._envelope_keys = (frozenset({"type", "data"}), frozenset({"type", "data", *extra}))
         self._encoders = {v.cls: self._encoder(v) for v in self.variants}

@@ -71,7 +71,7 @@ from inbox_core.values import (
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from inbox_core.agent import Agent
+    from inbox_core.protocol import Agent
 
 __all__ = ["AgentDetached", "DriverStopped", "LoopAgent", "Subscriber"]
 

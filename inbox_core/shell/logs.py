@@ -35,6 +35,7 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Any, Final, Literal, Protocol
 
@@ -209,13 +210,61 @@ def decode_record(seq: int, text: object) -> DurableEvent:
 
 def decode_rows(rows: Iterable[tuple[object, object]]) -> list[DurableEvent]:
     """Decode ``(seq, event text)`` rows in seq order; a gap or a bad row is ``CorruptLog``."""
-    events: list[DurableEvent] = []
-    for seq, text in rows:
-        expected = len(events)
+    return list(iter_rows(rows))
+
+
+def iter_rows(rows: Iterable[tuple[object, object]]) -> Iterator[DurableEvent]:
+    """``decode_rows`` one event at a time: a reader keeps the good prefix."""
+    for expected, (seq, text) in enumerate(rows):
         if seq != expected or isinstance(seq, bool):
             raise CorruptLog(expected, f"expected seq {expected}, found {seq!r}")
-        events.append(decode_record(expected, text))
-    return events
+        yield decode_record(expected, text)
+
+
+def iter_sqlite_log(
+    path: str | os.PathLike[str], agent_id: str = "default"
+) -> Iterator[DurableEvent]:
+    """Read agent ``agent_id``'s log from an SQLite file without changing it (read-only).
+
+    Unlike ``SqliteLog`` it never creates, migrates or locks anything, so it
+    is safe on a live database and on a v1 file (whose events are agent
+    ``"default"``'s). A file that is not an inbox-core log raises
+    ``sqlite3.DatabaseError``; a gap or a bad row raises ``CorruptLog`` after
+    the good prefix was yielded.
+    """
+    uri = f"{Path(path).resolve().as_uri()}?mode=ro"
+    conn = sqlite3.connect(uri, uri=True)
+    args: tuple[str, ...]
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 1:
+            query, args = "SELECT seq, event FROM events ORDER BY seq", ()
+            if agent_id != "default":
+                return  # a v1 file holds agent "default" only
+        elif version == SCHEMA_VERSION:
+            query = "SELECT seq, event FROM events WHERE agent_id = ? ORDER BY seq"
+            args = (agent_id,)
+        else:
+            raise sqlite3.DatabaseError(f"not an inbox-core log (schema version {version})")
+        rows = conn.execute(query, args).fetchall()
+    finally:
+        conn.close()
+    yield from iter_rows(rows)
+
+
+def sqlite_agent_ids(path: str | os.PathLike[str]) -> list[str]:
+    """The agents with events in an SQLite log file, sorted (read-only)."""
+    conn = sqlite3.connect(f"{Path(path).resolve().as_uri()}?mode=ro", uri=True)
+    try:
+        version = conn.execute("PRAGMA user_version").fetchone()[0]
+        if version == 1:
+            return ["default"]
+        if version != SCHEMA_VERSION:
+            raise sqlite3.DatabaseError(f"not an inbox-core log (schema version {version})")
+        rows = conn.execute("SELECT DISTINCT agent_id FROM events ORDER BY agent_id").fetchall()
+    finally:
+        conn.close()
+    return [str(agent) for (agent,) in rows]
 
 
 def to_json_lines(events: Iterable[DurableEvent], *, start: int = 0) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import Any, get_args
 
 import pytest
 
@@ -40,6 +40,7 @@ from inbox_core import (
     UserCause,
     UserMessage,
     UserSource,
+    codec,
     command_from_json,
     command_to_json,
     event_from_json,
@@ -49,8 +50,23 @@ from inbox_core import (
     notification_to_json,
     replay,
 )
-from inbox_core.codec import source_from_json, source_to_json
-from tests.core.helpers import busy_session
+from inbox_core.codec import (
+    awaiting_to_json,
+    fates_to_json,
+    folds_to_json,
+    notification_from_json,
+    projection_to_json,
+    source_from_json,
+    source_to_json,
+    transcript_to_json,
+)
+from inbox_core.commands import Command, Completed, Continue, Failed, StepOutcome, followup
+from inbox_core.errors import InvalidSplice
+from inbox_core.events import AgentError, DurableEvent, HostRecord
+from inbox_core.state import AwaitPreStep, AwaitStep, AwaitTurnStopping
+from inbox_core.values import JsonObject, Source
+from inbox_core.wire import Array, Int, Map, Nullable, Opaque, Scalar, Tagged, Variant
+from tests.core.helpers import Run, busy_session
 
 
 def through_json(data: Any) -> Any:
@@ -447,3 +463,180 @@ def test_formats_cancel_with_disposed_cause_decodes_to_invalid_input():
     """R21, D17: a disposed cause decodes, and Cancel refuses it."""
     with pytest.raises(InvalidInput):
         command_from_json({"type": "cancel", "cause": {"kind": "disposed"}, "keepInbox": False})
+
+
+# ------------------------------------------------- notifications, decoded too
+
+
+AGENT_ERRORS = [
+    (AgentError(1, None, "hook crashed", "hook_error"),
+     {"type": "agent/error", "data": {"turn": 1, "step": None,
+                                      "error": {"message": "hook crashed", "code": "hook_error"}}}),
+    (AgentError(3, 2, "rate limited", "429"),
+     {"type": "agent/error", "data": {"turn": 3, "step": 2,
+                                      "error": {"message": "rate limited", "code": "429"}}}),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("note", "expected"), [*NOTIFICATIONS, *AGENT_ERRORS])
+def test_formats_notifications_decode_from_the_same_table(note, expected):
+    """R6, R33: agent/error nests {message, code}; every notification decodes back."""
+    assert notification_to_json(note) == expected
+    assert notification_from_json(through_json(expected)) == note
+
+
+def test_formats_the_busy_sessions_notifications_round_trip():
+    run = busy_session()
+    for note in run.notes:
+        assert notification_from_json(through_json(notification_to_json(note))) == note
+    with pytest.raises(DecodeError):
+        notification_from_json({"type": "agent/status", "data": {"status": "busy"}})
+    with pytest.raises(DecodeError):
+        notification_from_json({"type": "agent/disposed", "data": {}, "seq": 0})
+
+
+# ------------------------------------------------ projections and log folds
+
+BATCH = (UserMessage("b", "x"),)
+
+
+@pytest.mark.parametrize(
+    ("awaiting", "expected"),
+    [
+        (None, None),
+        (AwaitPreStep(2, 1, BATCH),
+         {"kind": "pre-step", "turn": 2, "step": 1, "batch": [message_to_json(BATCH[0])]}),
+        (AwaitStep(2, 3), {"kind": "step", "turn": 2, "step": 3}),
+        (AwaitTurnStopping(4), {"kind": "turn-stopping", "turn": 4}),
+    ],
+)  # fmt: skip
+def test_formats_awaited_actions(awaiting, expected):
+    """formats.md section 8: the ``awaiting`` key of a projection."""
+    assert awaiting_to_json(awaiting) == expected
+    if awaiting is not None:
+        assert codec.AWAITING.decode(through_json(expected)) == awaiting
+
+
+def test_formats_projection_and_folds_round_trip_through_their_tables():
+    """The projection (a vector's final) and the folds decode back from their JSON too."""
+    run = busy_session()
+    projection = projection_to_json(run.state, run.log)
+    assert list(projection) == list(codec.PROJECTION_KEYS)
+    assert projection["goalRounds"] == {}
+    assert projection["status"] == "idle"
+    view = codec.PROJECTION.decode(through_json(projection))
+    assert view == codec.ProjectionView.of(run.state, run.log)
+    running = Run()
+    running(followup(UserMessage("a", "x")))
+    running.enter()
+    projection = projection_to_json(running.state, running.log)
+    assert projection["awaiting"] == {"kind": "step", "turn": 1, "step": 1}
+    assert codec.PROJECTION.decode(through_json(projection)).awaiting == AwaitStep(1, 1)
+    folds = folds_to_json(run.log)
+    assert folds == {"fates": fates_to_json(run.log), "transcript": transcript_to_json(run.log)}
+    assert codec.FOLDS.decode(through_json(folds)) == codec.Folds.of(run.log)
+    with pytest.raises(DecodeError):
+        codec.PROJECTION.decode({**projection, "goalRounds": []})
+
+
+# ------------------------------------------------------------- the tables
+
+
+def test_formats_a_tables_members_are_its_aliases():
+    """One source: the union aliases list the members, the classes declare their tags."""
+    assert codec.COMMAND.classes == get_args(Command)
+    assert codec.COMMAND.tags == tuple(c.type for c in get_args(Command))
+    assert codec.OUTCOME.tags == ("continue", "completed", "max-tokens", "failed")
+    assert (*codec.EVENT.classes, HostRecord) == get_args(DurableEvent)
+    assert (*codec.SOURCE.classes, ExtensionSource) == get_args(Source)
+
+
+def test_formats_tables_refuse_a_member_with_fields_but_no_row():
+    with pytest.raises(TypeError, match="Failed has fields but no row"):
+        Tagged("outcome", "outcome", "kind", StepOutcome)
+    with pytest.raises(TypeError, match="non-members"):
+        Tagged("outcome", "outcome", "kind", Continue | Completed, {Failed: ()})
+    twice = Variant(ParentCause, (), "user")
+    with pytest.raises(TypeError, match="duplicate tags"):
+        Tagged("cause", "cause", "kind", UserCause | ParentCause, {ParentCause: twice})
+    with pytest.raises(TypeError, match="not a command"):
+        command_to_json(UserCause())  # type: ignore[arg-type]
+
+
+def test_wire_scalars_encode_and_decode_as_declared():
+    assert Scalar().decode([]) == []  # checks nothing: the subclasses say what a type is
+    assert Int().decode(3) == 3
+    assert Int(check=False).decode("3") == "3"
+    assert Nullable(Int()).decode(None) is None
+    assert Nullable(Int()).encode(None) is None
+    assert Nullable(Int()).encode(4) == 4
+    assert Map(Int()).decode({"a": 1}) == {"a": 1}
+    assert Array(Int()).encode((1, 2)) == [1, 2]
+    assert Array(Int(), check=False).decode("x") == "x"
+    assert Opaque().encode(JsonObject({"a": (1,)})) == {"a": [1]}
+    with pytest.raises(DecodeError):
+        Nullable(Int()).decode("1")
+    with pytest.raises(DecodeError):
+        Map(Int()).decode({"a": True}, "goal rounds")
+
+
+# ------------------------------------------------- which error a document raises
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        # a splice checks its outcome before it builds its entries
+        (spliced(removedCount=1, outcome="lost",
+                 inserted=[{"message": {**MESSAGE, "id": ""}, "contexts": [], "wakeup": True}]),
+         DecodeError),
+        (spliced(outcome=None, inserted=[{"message": MESSAGE, "contexts": [], "wakeup": True}]),
+         None),  # a null optional key reads as absent (D12)
+        (spliced(removedCount=None), DecodeError),
+        ({"type": "host/", "data": 1}, InvalidInput),  # the record's own rule
+        ({"type": "host/x", "data": float("nan")}, InvalidInput),
+        ({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "aborted",
+                                                             "reason": {"kind": "disposed"}}}},
+         None),
+    ],
+)  # fmt: skip
+def test_formats_event_decoding_errors(data, error):
+    if error is None:
+        event_from_json(data)
+    else:
+        with pytest.raises(error):
+            event_from_json(data)
+
+
+DECIDED = {"type": "pre-step-decided", "turn": 1, "step": 1, "decision": {"kind": "reject"}}
+
+
+@pytest.mark.parametrize(
+    ("data", "error"),
+    [
+        ({**DECIDED, "records": [{"type": "host/", "data": 1}]}, InvalidInput),
+        ({**DECIDED, "records": [{"type": "host/x", "data": 1, "seq": 0}]}, DecodeError),
+        ({**DECIDED, "records": None}, DecodeError),
+        # fields are read in order: the decision's shape before the records' values
+        ({**DECIDED, "decision": {"kind": "maybe"}, "records": [{"type": "host/", "data": 1}]},
+         DecodeError),
+        # then the command is built: its own rules come last
+        ({**DECIDED, "turn": 0, "decision": {"kind": "maybe"}}, DecodeError),
+        ({**DECIDED, "turn": 0}, InvalidInput),
+        ({"type": "cancel", "cause": {"kind": "hook", "reason": 5}, "keepInbox": False},
+         DecodeError),  # a cause's fields are envelope fields
+        ({"type": "cancel", "cause": {"kind": "user"}, "keepInbox": 0}, InvalidInput),
+        ({"type": "step-finished", "turn": 1, "step": 1,
+          "outcome": {"kind": "failed", "message": 5, "code": "c"}}, InvalidInput),
+        ({"type": "splice", "target": "later", "start": 0, "deleteCount": 0, "inserted": []},
+         InvalidSplice),
+        ({"type": "send", "input": {"message": MESSAGE, "contexts": [MESSAGE],
+                                    "target": "next-step", "wakeup": False}}, InvalidInput),
+        ({"type": "send", "input": {"message": MESSAGE, "contexts": [],
+                                    "target": "now", "wakeup": False}}, DecodeError),
+    ],
+)  # fmt: skip
+def test_formats_command_decoding_errors(data, error):
+    """The codec's contract: DecodeError for shape, the value's own error for its rules."""
+    with pytest.raises(error):
+        command_from_json(data)

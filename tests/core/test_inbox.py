@@ -13,7 +13,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inbox_core import DuplicateMessageId, Entry
-from inbox_core.inbox import CHUNK, EMPTY_INBOX, Inbox, batch_of, keys_between, normalize_splice
+from inbox_core.inbox import EMPTY_INBOX, Inbox, batch_of, normalize_splice
+from inbox_core.sequence import CHUNK, keys_between
 from tests.core.helpers import msg
 
 FAST = settings(max_examples=60, deadline=None, database=None,

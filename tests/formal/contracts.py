@@ -9,7 +9,7 @@ ranges so that duplicates (R4) are reachable.
 
 The wrappers below are pure functions with PEP 316 contracts around parts of
 the real code that need a hand-built structure: ``seq_splice`` splices a
-``_Seq`` cut into *small* chunks (the real chunk size is 128, far beyond what
+``KeyedSeq`` cut into *small* chunks (the real chunk size is 128, far beyond what
 a symbolic list reaches), ``splice_rejects_duplicates`` states exactly when an
 inbox splice must raise ``DuplicateMessageId``.
 """
@@ -23,7 +23,8 @@ from crosshair import SymbolicFactory, register_type
 from crosshair.tracers import ResumedTracing
 
 from inbox_core.errors import DuplicateMessageId
-from inbox_core.inbox import KEY_GAP, Inbox, Key, _Seq, normalize_splice
+from inbox_core.inbox import Inbox, normalize_splice
+from inbox_core.sequence import KEY_GAP, Key, KeyedSeq
 from inbox_core.values import (
     Entry,
     InjectInput,
@@ -101,8 +102,8 @@ register_type(InjectInput, _make_inject)
 # ------------------------------------------------------------------- wrappers
 
 
-def _seq(sizes: Sequence[int], wakeups: Sequence[bool]) -> tuple[_Seq, list[Entry]]:
-    """A ``_Seq`` whose chunks have the given sizes, keys spaced KEY_GAP apart."""
+def _seq(sizes: Sequence[int], wakeups: Sequence[bool]) -> tuple[KeyedSeq, list[Entry]]:
+    """A ``KeyedSeq`` whose chunks have the given sizes, keys spaced KEY_GAP apart."""
     flat: list[Entry] = []
     items: list[tuple[Entry, ...]] = []
     keys: list[tuple[Key, ...]] = []
@@ -114,7 +115,7 @@ def _seq(sizes: Sequence[int], wakeups: Sequence[bool]) -> tuple[_Seq, list[Entr
         keys.append(tuple((KEY_GAP * (len(flat) + i),) for i in range(size)))
         items.append(tuple(chunk))
         flat += chunk
-    return _Seq(tuple(items), tuple(keys), len(flat), sum(e.wakeup for e in flat)), flat
+    return KeyedSeq(tuple(items), tuple(keys), len(flat), sum(e.wakeup for e in flat)), flat
 
 
 def seq_splice(

@@ -20,7 +20,7 @@ import time
 REGISTRATIONS = "tests/formal/contracts.py"
 TARGETS = [
     "inbox_core.inbox.normalize_splice",
-    "inbox_core.inbox.keys_between",
+    "inbox_core.sequence.keys_between",
     "inbox_core.inbox.Inbox.claim",
     "inbox_core.inbox.Inbox.find",
     "inbox_core.inbox.batch_of",

@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from inbox_core import DuplicateMessageId, Entry, UserMessage
-from inbox_core.inbox import CHUNK, EMPTY_INBOX, KEY_GAP, MAX_KEY_LENGTH, Inbox, keys_between
+from inbox_core.inbox import EMPTY_INBOX, Inbox
+from inbox_core.sequence import CHUNK, KEY_GAP, MAX_KEY_LENGTH, keys_between
 
 Target = Literal["next-turn", "next-step"]
 TARGETS: tuple[Target, Target] = ("next-turn", "next-step")

@@ -263,7 +263,7 @@ def test_replay_sqlite_seq_gap(capsys: Capture, tmp_path: Path) -> None:
     conn.close()
     code, _, err = run(capsys, "replay", str(path))
     assert code == 1
-    assert "invalid log: seq 7: missing (the next stored record has seq 8)" in err
+    assert "invalid log: seq 7: expected seq 7, found 8" in err
 
 
 @pytest.mark.parametrize(
@@ -428,3 +428,56 @@ def test_fuzz_without_hypothesis(capsys: Capture, monkeypatch: pytest.MonkeyPatc
     assert code == 1
     assert "needs Hypothesis, which is not installed" in err
     assert "pip install 'inbox-core[dev]'" in err
+
+
+def test_r32_replay_prints_fate_counts_and_json_fates(capsys: Capture, tmp_path: Path) -> None:
+    """R32: `inbox-core replay` prints how many accepted ids have each fate; --json has them."""
+    from inbox_core import fates
+
+    events = vector_log("fates-every-kind")
+    path = write_jsonl(tmp_path / "log.jsonl", events)
+    code, out, _ = run(capsys, "replay", str(path))
+    assert code == 0
+    counts: dict[str, int] = {}
+    for fate in fates(events).values():
+        counts[fate.kind] = counts.get(fate.kind, 0) + 1
+    line = next(line for line in out.splitlines() if line.startswith("fates of "))
+    assert line.startswith(f"fates of {sum(counts.values())} accepted message ids: ")
+    for kind, count in counts.items():
+        assert f"{kind} {count}" in line
+    code, out, _ = run(capsys, "replay", str(path), "--json")
+    document = json.loads(out)
+    assert {k: v for k, v in document["fates"].items() if v} == counts
+
+
+def test_r30_replay_transcript_and_agent_id(capsys: Capture, tmp_path: Path) -> None:
+    """R29, R30: --transcript prints turns, steps, messages and host records; --agent-id reads
+    one agent of a multi-agent SQLite file without changing it."""
+    from inbox_core import AgentState, Completed, Enter, HostRecord, followup, reduce
+    from inbox_core import create_user_message as message
+    from inbox_core.shell import SqliteLog
+
+    events: list[DurableEvent] = []
+    t = reduce(AgentState.initial(), followup(message("hi")))
+    events += t.durable
+    for answer in (
+        lambda a: a.answer(Enter(a.batch)),
+        lambda a: a.answer(Completed(), (HostRecord("host/reply", {"text": "hello"}),)),
+        lambda a: a.answer(),
+    ):
+        t = reduce(t.state, answer(t.state.awaiting))
+        events += t.durable
+    db = tmp_path / "agents.db"
+    with SqliteLog(db, agent_id="bob") as bob:
+        bob.acquire()
+        bob.append(events)
+    before = db.read_bytes()
+    code, out, _ = run(capsys, "replay", str(db), "--agent-id", "bob", "--transcript")
+    assert code == 0
+    assert "host/reply" in out
+    assert '"hello"' in out
+    assert "turn 1 (completed)" in out
+    assert db.read_bytes() == before  # read-only
+    code, _, err = run(capsys, "replay", str(db), "--agent-id", "nobody")
+    assert code == 1
+    assert "nobody" in err

@@ -66,13 +66,14 @@ def test_schema_vocabulary_comes_from_the_code() -> None:
     """The closed sets of the schemas are the reference's: statuses (R31), event and
     notification types (R23, R30, R33), command tags (R31), error names."""
     docs = documents()
-    status = docs["notification"]["$defs"]["status"]["properties"]["data"]["properties"]
+    notes = docs["notification"]["$defs"]
+    status = notes["agentStatusNotification"]["properties"]["data"]["properties"]
     assert status["status"]["enum"] == ["idle", "running", "maintenance"]
     assert (
         "turn/abort"
         in docs["durable-event"]["$defs"]["event"]["properties"]["type"]["anyOf"][0]["enum"]
     )
-    assert "agent/error" in docs["notification"]["properties"]["type"]["enum"]
+    assert "agent/error" in notes["notification"]["properties"]["type"]["enum"]
     tags = docs["command"]["properties"]["type"]["enum"]
     assert {"begin-maintenance", "end-maintenance"} <= set(tags)
     names = set(docs["vector"]["$defs"]["errorName"]["enum"])

@@ -1,0 +1,234 @@
+"""A persistent, chunked sequence of entries addressed by order keys.
+
+``KeyedSeq`` is the storage of one pending list (``inbox.Inbox`` holds two):
+entries in chunks of at most ``CHUNK`` (tuples), each entry paired with an
+*order key*. Keys are tuples of ints that increase along the list;
+``keys_between`` always finds fresh keys between two neighbours, so an
+insertion never renumbers anything, and an entry can be found again from its
+key by two binary searches. Every edit returns a new sequence sharing all
+untouched chunks with the old one; appending at the end and removing from the
+head (sends and claims, the common edits) touch only the end chunk.
+
+It knows nothing of the inbox's rules (ids, claims, normalization); it only
+counts waking entries, which the inbox asks for at every boundary.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from itertools import accumulate, chain
+from operator import itemgetter
+from typing import Final, TypeAlias
+
+from inbox_core.values import Entry
+
+Key: TypeAlias = tuple[int, ...]
+CHUNK: Final = 128
+KEY_GAP: Final = 1 << 32
+MAX_KEY_LENGTH: Final = 4
+"""Past this many components the list is re-keyed (rare: adversarial insert patterns)."""
+
+
+def keys_between(low: Key | None, high: Key | None, count: int) -> list[Key]:
+    """``count`` strictly increasing keys, all strictly between ``low`` and ``high``.
+
+    ``None`` means unbounded on that side. Keys are non-empty tuples of ints
+    compared lexicographically, so a gap always exists. New keys are spaced
+    ``KEY_GAP`` apart where there is room and are never longer than needed:
+    at most one component longer than ``low`` or ``high``.
+
+    pre: count >= 0
+    pre: low is None or len(low) > 0
+    pre: high is None or len(high) > 0
+    pre: low is None or high is None or low < high
+    post: len(__return__) == count
+    post: all(a < b for a, b in zip(__return__, __return__[1:]))
+    post: low is None or all(low < k for k in __return__)
+    post: high is None or all(k < high for k in __return__)
+    post: all(len(k) <= 1 + max(len(low or ()), len(high or ())) for k in __return__)
+    """
+    if low is None:
+        if high is None:
+            return [(KEY_GAP * i,) for i in range(count)]
+        return [(high[0] - KEY_GAP * (count - i),) for i in range(count)]
+    if high is None:
+        return [(low[0] + KEY_GAP * (i + 1),) for i in range(count)]
+    depth = 0
+    while depth < len(low) and low[depth] == high[depth]:
+        depth += 1
+    prefix = low[:depth]
+    if depth == len(low):
+        # high extends low: below high's next component
+        top = high[depth]
+        return [(*prefix, top - KEY_GAP * (count - i)) for i in range(count)]
+    room = high[depth] - low[depth]
+    if room > count:
+        # room in the first differing component: stay as short as low
+        step = room // (count + 1)
+        return [(*prefix, low[depth] + step * (i + 1)) for i in range(count)]
+    if depth + 1 < len(low):
+        # above low's next component, under high's prefix
+        after = low[depth + 1]
+        return [(*low[: depth + 1], after + KEY_GAP * (i + 1)) for i in range(count)]
+    return [(*low, KEY_GAP * i) for i in range(count)]
+
+
+def _rechunk(
+    items: list[Entry], keys: list[Key]
+) -> tuple[tuple[tuple[Entry, ...], ...], tuple[tuple[Key, ...], ...]]:
+    """Cut a run into near-equal chunks of at most CHUNK."""
+    if not items:
+        return (), ()
+    pieces = -(-len(items) // CHUNK)
+    size = -(-len(items) // pieces)
+    bounds = range(0, len(items), size)
+    return (
+        tuple(tuple(items[i : i + size]) for i in bounds),
+        tuple(tuple(keys[i : i + size]) for i in bounds),
+    )
+
+
+_last = itemgetter(-1)
+
+
+class KeyedSeq:
+    """One pending list: chunked entries sorted by order key, plus a waking count.
+
+    ``items`` and ``keys`` are parallel tuples of chunks. Appending at the end
+    and removing from the head (the common edits: sends and claims) touch only
+    the end chunk; other edits re-cut the chunks they touch.
+    """
+
+    __slots__ = ("items", "keys", "length", "waking")
+
+    def __init__(
+        self,
+        items: tuple[tuple[Entry, ...], ...],
+        keys: tuple[tuple[Key, ...], ...],
+        length: int,
+        waking: int,
+    ) -> None:
+        self.items = items
+        self.keys = keys
+        self.length = length
+        self.waking = waking
+
+    def entries(self) -> tuple[Entry, ...]:
+        return tuple(chain.from_iterable(self.items))
+
+    def rekeyed(self) -> KeyedSeq:
+        """The same entries with fresh one-component keys (bounds key length)."""
+        keys: list[tuple[Key, ...]] = []
+        position = 0
+        for chunk in self.items:
+            keys.append(tuple((KEY_GAP * (position + i),) for i in range(len(chunk))))
+            position += len(chunk)
+        return KeyedSeq(self.items, tuple(keys), self.length, self.waking)
+
+    def locate(self, key: Key) -> tuple[int, int, int]:
+        """Chunk, offset in chunk, and list position of the entry with ``key``."""
+        chunk = bisect_left(self.keys, key, key=_last)
+        offset = bisect_left(self.keys[chunk], key)
+        return chunk, offset, sum(map(len, self.items[:chunk])) + offset
+
+    def coordinates(self, position: int) -> tuple[int, int]:
+        """Chunk and offset of list position ``position`` (``length`` = the end)."""
+        items = self.items
+        if not items:
+            return 0, 0
+        if position < len(items[0]):
+            return 0, position
+        if position == self.length:
+            return len(items) - 1, len(items[-1])
+        ends = list(accumulate(map(len, items)))
+        chunk = bisect_right(ends, position)
+        return chunk, position - ends[chunk - 1]
+
+    def splice(
+        self, chunk: int, offset: int, count: int, inserted: Sequence[Entry]
+    ) -> tuple[KeyedSeq, tuple[Entry, ...], list[Key]]:
+        """Replace ``count`` entries from (chunk, offset) by ``inserted``.
+
+        Returns the new list, the removed entries and the inserted entries' keys.
+        """
+        items, keys = self.items, self.keys
+        if count == 0 and (not items or (chunk == len(items) - 1 and offset == len(items[-1]))):
+            return self._append(inserted)
+        if count and not inserted and not chunk and not offset:
+            if count == self.length:
+                return EMPTY_SEQ, self.entries(), []
+            head = items[0]
+            if count < len(head) and (len(head) - count >= CHUNK // 2 or len(items) == 1):
+                removed = head[:count]
+                waking = self.waking - sum(entry.wakeup for entry in removed)
+                return (
+                    KeyedSeq(
+                        (head[count:], *items[1:]),
+                        (keys[0][count:], *keys[1:]),
+                        self.length - count,
+                        waking,
+                    ),
+                    removed,
+                    [],
+                )
+        return self._recut(chunk, offset, count, inserted)
+
+    def _append(self, inserted: Sequence[Entry]) -> tuple[KeyedSeq, tuple[Entry, ...], list[Key]]:
+        items, keys = self.items, self.keys
+        new_keys = keys_between(keys[-1][-1] if keys else None, None, len(inserted))
+        waking = self.waking + sum(entry.wakeup for entry in inserted)
+        length = self.length + len(inserted)
+        if items and len(items[-1]) + len(inserted) <= CHUNK:
+            seq = KeyedSeq(
+                (*items[:-1], items[-1] + tuple(inserted)),
+                (*keys[:-1], keys[-1] + tuple(new_keys)),
+                length,
+                waking,
+            )
+        else:
+            new_items, new_key_chunks = _rechunk(list(inserted), new_keys)
+            seq = KeyedSeq(items + new_items, keys + new_key_chunks, length, waking)
+        return seq, (), new_keys
+
+    def _recut(
+        self, chunk: int, offset: int, count: int, inserted: Sequence[Entry]
+    ) -> tuple[KeyedSeq, tuple[Entry, ...], list[Key]]:
+        """The general case: flatten the touched chunks, edit, cut again."""
+        items, keys = self.items, self.keys
+        last = chunk
+        run_items: list[Entry] = list(items[chunk])
+        run_keys: list[Key] = list(keys[chunk])
+        while len(run_items) < offset + count:
+            last += 1
+            run_items.extend(items[last])
+            run_keys.extend(keys[last])
+        end = offset + count
+        removed = tuple(run_items[offset:end])
+        low = run_keys[offset - 1] if offset else (keys[chunk - 1][-1] if chunk else None)
+        if end < len(run_keys):
+            high: Key | None = run_keys[end]
+        else:
+            high = keys[last + 1][0] if last + 1 < len(keys) else None
+        new_keys = keys_between(low, high, len(inserted))
+        run_items[offset:end] = inserted
+        run_keys[offset:end] = new_keys
+        if len(run_items) < CHUNK // 2 and last + 1 < len(items):
+            # a small run joins its right neighbour so chunks do not fragment
+            last += 1
+            run_items.extend(items[last])
+            run_keys.extend(keys[last])
+        new_items, new_key_chunks = _rechunk(run_items, run_keys)
+        waking = self.waking
+        waking -= sum(entry.wakeup for entry in removed)
+        waking += sum(entry.wakeup for entry in inserted)
+        seq = KeyedSeq(
+            items[:chunk] + new_items + items[last + 1 :],
+            keys[:chunk] + new_key_chunks + keys[last + 1 :],
+            self.length - len(removed) + len(inserted),
+            waking,
+        )
+        return seq, removed, new_keys
+
+
+EMPTY_SEQ: Final = KeyedSeq((), (), 0, 0)
