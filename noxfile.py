@@ -23,6 +23,7 @@ PURE_CORE = [
     "inbox_core/reducer.py",
     "inbox_core/replay.py",
     "inbox_core/history.py",
+    "inbox_core/wire.py",
     "inbox_core/codec.py",
 ]
 

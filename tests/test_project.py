@@ -17,11 +17,15 @@ PURE_CORE = [
     "errors",
     "commands",
     "events",
+    "sequence",
     "inbox",
+    "state",
     "reducer",
     "replay",
+    "history",
+    "wire",
     "codec",
-    "agent",
+    "protocol",
 ]
 FORBIDDEN = {
     "asyncio",
@@ -50,7 +54,8 @@ Failed UserCause ParentCause HookCause DisposedCause AgentState AwaitPreStep Awa
 AwaitTurnStopping reduce Transition replay goal_rounds InboxCoreError DuplicateMessageId
 InvalidInput InvalidSplice SteerUnavailable UnexpectedReport AgentDisposed ResumeRequired
 ReplayError event_to_json event_from_json notification_to_json message_to_json
-message_from_json Agent
+message_from_json Agent fates BeginMaintenance EndMaintenance MaintenanceUnavailable
+LogOwned LogFenced transcript
 """.split()  # noqa: SIM905
 
 
@@ -60,6 +65,22 @@ def test_pinned_public_names_are_exported() -> None:
     assert missing == []
     for name in inbox_core.__all__:
         assert hasattr(inbox_core, name), name
+
+
+SHELL_PINNED = """
+LoopAgent Host AbortSignal MemoryLog SqliteLog PostgresLog LogOwned LogFenced
+""".split()  # noqa: SIM905
+
+
+def test_pinned_shell_names_are_exported() -> None:
+    """Brief section 9 (v2): the shell's pinned names, LogOwned/LogFenced InboxCoreErrors."""
+    from inbox_core import shell
+
+    assert [name for name in SHELL_PINNED if name not in shell.__all__] == []
+    assert issubclass(shell.LogOwned, inbox_core.InboxCoreError)
+    assert issubclass(shell.LogFenced, inbox_core.InboxCoreError)
+    for method in ("detach", "run_maintenance", "followup", "when_idle", "aclose"):
+        assert callable(getattr(shell.LoopAgent, method))
 
 
 def test_pure_core_imports_no_io_clock_or_randomness() -> None:

@@ -10,6 +10,7 @@ per agent log, enforced by the store (R29): ``LogOwned``, ``LogFenced``,
 logging; the core stays pure. See specs/shell.md.
 """
 
+from inbox_core.errors import LogFenced, LogOwned
 from inbox_core.shell.agent import (
     AgentDetached,
     DriverStopped,
@@ -41,6 +42,8 @@ __all__ = [
     "MaintenanceJob",
     "Recorded",
     "LogUnavailable",
+    "LogFenced",
+    "LogOwned",
     "LoopAgent",
     "MemoryLog",
     "PostgresLog",

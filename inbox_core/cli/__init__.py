@@ -1,0 +1,309 @@
+"""The ``inbox-core`` command line: ``demo``, ``replay``, ``vectors`` and ``fuzz``.
+
+``main(argv)`` parses the arguments, runs one subcommand and returns the exit
+status (0 success, 1 failure or invalid input, 2 usage error); it writes to
+``sys.stdout``/``sys.stderr`` only. The console script ``inbox-core`` and
+``python -m inbox_core`` call it. Standard library only: ``demo`` uses the
+asyncio shell (``inbox_core.shell``), ``fuzz`` the Hypothesis suite of
+``inbox_core.testing`` (a development dependency).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, Final, Protocol, cast
+
+from inbox_core.cli.demo import run_demo
+from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, out
+from inbox_core.cli.replay import run_replay
+from inbox_core.vectors import run_vector_file, vector_files
+
+PACKAGE_ROOT: Final = Path(__file__).resolve().parents[2]
+DEFAULT_VECTORS: Final = Path("specs") / "vectors"
+
+
+# --------------------------------------------------------------------- vectors
+
+
+def _default_vectors() -> Path:
+    if DEFAULT_VECTORS.is_dir():
+        return DEFAULT_VECTORS
+    return PACKAGE_ROOT / DEFAULT_VECTORS
+
+
+def _cmd_vectors(args: argparse.Namespace) -> int:
+    path = Path(args.dir) if args.dir is not None else _default_vectors()
+    if not path.exists():
+        err(f"inbox-core vectors: no such file or directory: {path}")
+        return EXIT_FAILURE
+    files = vector_files(path)
+    if not files:
+        err(f"inbox-core vectors: no *.json vectors in {path}")
+        return EXIT_FAILURE
+    failed = 0
+    for file in files:
+        result = run_vector_file(file)
+        if result.passed:
+            if not args.quiet:
+                out(f"PASS  {result.name}")
+            continue
+        failed += 1
+        out(f"FAIL  {result.name} ({file.name}): {result.problem}")
+        for line in result.detail.splitlines():
+            out(f"      {line}")
+    passed = len(files) - failed
+    out(f"{len(files)} vectors: {passed} passed, {failed} failed")
+    return EXIT_FAILURE if failed else EXIT_OK
+
+
+# ------------------------------------------------------------------------ fuzz
+
+
+class FuzzSummaryLike(Protocol):
+    """What ``inbox_core.testing.run_fuzz`` returns (``FuzzSummary``)."""
+
+    examples: int
+    steps: int
+    elapsed_seconds: float
+    failure: str | None
+
+
+class _Progress:
+    """Prints ``done/total`` at every tenth of the run (and at its end)."""
+
+    def __init__(self) -> None:
+        self.shown = 0
+        self.last = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        tenth = done * 10 // max(total, 1)
+        if done != self.last and (tenth > self.shown or done == total):
+            self.shown, self.last = tenth, done
+            out(f"  {done}/{total} examples")
+
+
+def _cmd_fuzz(args: argparse.Namespace) -> int:
+    try:
+        from inbox_core.testing import run_fuzz  # noqa: PLC0415 - needs Hypothesis (dev only)
+    except ImportError as error:
+        err(
+            f"inbox-core fuzz: the invariant suite cannot load ({error}).\n"
+            "Install the development extras: pip install 'inbox-core[dev]' (or pip install"
+            " hypothesis)."
+        )
+        return EXIT_FAILURE
+    out(
+        f"fuzz: {args.examples} examples of up to {args.steps} steps, seed {args.seed}"
+        " (invariants I1-I12 after every step)"
+    )
+    summary = cast(
+        FuzzSummaryLike,
+        run_fuzz(examples=args.examples, steps=args.steps, seed=args.seed, progress=_Progress()),
+    )
+    rerun = f"inbox-core fuzz --examples {args.examples} --seed {args.seed} --steps {args.steps}"
+    if summary.failure is not None:
+        out(f"fuzz: FAILED after {summary.examples} examples ({summary.elapsed_seconds:.1f} s)")
+        out(summary.failure)
+        out(f"reproduce: {rerun}")
+        return EXIT_FAILURE
+    out(
+        f"fuzz: passed: {summary.examples} examples of up to {summary.steps} steps"
+        f" in {summary.elapsed_seconds:.1f} s (seed {args.seed})"
+    )
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------- parser
+
+DESCRIPTION: Final = """\
+inbox-core: the reference implementation of agent input delivery.
+
+A pure reducer decides where each user-role input waits (next-turn or
+next-step), when it enters the model, what the durable log records and what
+is announced live. These commands run it: a scripted demo on the SQLite log,
+a log validator, the conformance vectors, and the invariant fuzzer.
+"""
+
+EPILOG: Final = """\
+exit status:
+  0  success
+  1  failure: invalid log, failing vector, invariant violation, missing tool
+  2  usage error (unknown command, bad or missing arguments)
+
+examples:
+  inbox-core demo
+  inbox-core demo --log session.db
+  inbox-core replay session.db
+  inbox-core vectors specs/vectors
+  inbox-core fuzz --examples 200 --seed 7
+
+run 'inbox-core COMMAND --help' for the details of one command.
+"""
+
+_COMMANDS: Final = {
+    "demo": (
+        "run a scripted session and print its timeline",
+        """\
+Run a scripted session with the asyncio shell (LoopAgent, EchoHost) on the
+embedded SQLite log and print a timeline of every durable event (with its
+seq) and every live notification, in commit order. The session shows a
+followup, queue and inject, a steer during a step, a cancel that keeps the
+inbox, then a crash in the middle of a turn and a restart: a new LoopAgent
+over the same log replays it and resumes. The output is deterministic apart
+from the log's path.""",
+        """\
+examples:
+  inbox-core demo                      # the log goes to a new temporary directory
+  inbox-core demo --log session.db     # keep it here (the file must not exist yet)
+  inbox-core replay session.db         # then inspect it""",
+    ),
+    "replay": (
+        "validate a durable log and print its projection",
+        """\
+Read a durable log, check it event by event with replay() and print the
+projection: the pending lists with their wakeup flags, the last turn, the
+turn (and step) a crash left open, the goal rounds and how many accepted
+messages have each fate (R32: pending, claimed, admitted, canceled, dropped,
+consumed). LOG is an SQLite file written by SqliteLog (recognized by its
+header; read-only, one agent: --agent-id) or JSON Lines, one
+{"seq","type","data"} document per line ("seq" counting from 0; it may be
+omitted). An undecodable record, a seq gap or an event replay rejects makes
+the command exit 1, naming the seq of the first bad event.""",
+        """\
+examples:
+  inbox-core replay session.db
+  inbox-core replay log.jsonl --events     # also list every event
+  inbox-core replay log.jsonl --json       # the projection as JSON (vector 'final' form)
+  inbox-core replay agents.db --agent-id bob --transcript""",
+    ),
+    "vectors": (
+        "run conformance vectors against the reference",
+        """\
+Run conformance vectors (specs/formats.md) against the reference reducer:
+replay each vector's seed, apply its commands, and compare every step's
+durable events and notifications (or error) and the final projection as
+canonical JSON. Prints PASS/FAIL per vector and a summary; a failing vector
+shows the first differing step as a diff of expected vs actual. Check a
+port's own vectors the same way.""",
+        """\
+examples:
+  inbox-core vectors                       # specs/vectors
+  inbox-core vectors my-port/vectors -q    # failures and the summary only
+  inbox-core vectors specs/vectors/cancel-keep-inbox.json""",
+    ),
+    "fuzz": (
+        "run the stateful invariant suite",
+        """\
+Run the Hypothesis stateful machine of inbox_core.testing: random command
+sequences against the reducer, checking the invariants I1-I12 after every
+step (replay of every log prefix included). Prints progress and a summary;
+on a violation prints the shrunk failing example and exits 1. Needs the
+development extras (pip install 'inbox-core[dev]').""",
+        """\
+examples:
+  inbox-core fuzz --examples 200 --seed 7
+  inbox-core fuzz --examples 50 --seed 1 --steps 100""",
+    ),
+}
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _integer(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="inbox-core", description=DESCRIPTION, epilog=EPILOG, formatter_class=formatter
+    )
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    def command(name: str, handler: Callable[[argparse.Namespace], int]) -> Any:
+        summary, description, epilog = _COMMANDS[name]
+        sub = commands.add_parser(
+            name, help=summary, description=description, epilog=epilog, formatter_class=formatter
+        )
+        sub.set_defaults(handler=handler)
+        return sub
+
+    demo = command("demo", run_demo)
+    demo.add_argument("--log", metavar="PATH", help="write the SQLite log here (a new file)")
+
+    replay_cmd = command("replay", run_replay)
+    replay_cmd.add_argument("log", metavar="LOG", help="an SQLite log or a JSON Lines log")
+    replay_cmd.add_argument("--json", action="store_true", help="print the projection as JSON")
+    replay_cmd.add_argument("--events", action="store_true", help="also list every event")
+    replay_cmd.add_argument(
+        "--transcript", action="store_true", help="also print the conversation (turns, records)"
+    )
+    replay_cmd.add_argument(
+        "--agent-id",
+        default="default",
+        metavar="ID",
+        help="the agent to read from a multi-agent SQLite file (default: %(default)s)",
+    )
+
+    vectors = command("vectors", _cmd_vectors)
+    vectors.add_argument(
+        "dir",
+        nargs="?",
+        metavar="DIR",
+        help="a directory of *.json vectors, or one file (default: specs/vectors)",
+    )
+    vectors.add_argument("-q", "--quiet", action="store_true", help="print failures only")
+
+    fuzz = command("fuzz", _cmd_fuzz)
+    fuzz.add_argument(
+        "--examples",
+        type=_positive,
+        default=100,
+        metavar="N",
+        help="number of random command sequences (default 100)",
+    )
+    fuzz.add_argument(
+        "--seed",
+        type=_integer,
+        default=0,
+        metavar="S",
+        help="random seed; the same seed replays the same run (default 0)",
+    )
+    fuzz.add_argument(
+        "--steps",
+        type=_positive,
+        default=50,
+        metavar="K",
+        help="maximum commands per sequence (default 50)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line; returns the exit status (0 ok, 1 failure, 2 usage)."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # --help (0) or a usage error (2)
+        return exit_.code if isinstance(exit_.code, int) else EXIT_USAGE
+    handler = cast(Callable[[argparse.Namespace], int], args.handler)
+    try:
+        return handler(args)
+    except BrokenPipeError:  # pragma: no cover - e.g. piped into head
+        return EXIT_OK
+    except KeyboardInterrupt:  # pragma: no cover
+        err("interrupted")
+        return 130

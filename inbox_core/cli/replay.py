@@ -1,0 +1,224 @@
+"""``inbox-core replay``: read a log (SQLite or JSON Lines), check it, print what it holds."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sqlite3
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Final
+
+from inbox_core.cli.render import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    describe_cause,
+    describe_entry,
+    describe_event,
+    describe_message,
+    describe_reason,
+    err,
+    format_durable,
+    out,
+)
+from inbox_core.codec import event_from_json, projection_to_json
+from inbox_core.errors import InboxCoreError, ReplayError
+from inbox_core.events import (
+    DurableEvent,
+    HostRecord,
+)
+from inbox_core.history import FATE_KINDS, RecordsTranscript, fates, goal_rounds, transcript
+from inbox_core.replay import replay
+from inbox_core.shell.logs import (
+    CorruptLog,
+    iter_json_lines,
+    iter_sqlite_log,
+    sqlite_agent_ids,
+)
+from inbox_core.state import AgentState
+
+SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+
+# ---------------------------------------------------------------------- replay
+
+
+class LogProblem(Exception):
+    """The first record of a log that cannot be used, by its seq."""
+
+    def __init__(self, seq: int, reason: str) -> None:
+        super().__init__(f"seq {seq}: {reason}")
+        self.seq = seq
+        self.reason = reason
+
+
+class NotALog(Exception):
+    """The file is neither an SQLite log nor JSON Lines."""
+
+
+def _decode(document: object, seq: int, where: str) -> DurableEvent:
+    try:
+        return event_from_json(document)
+    except InboxCoreError as error:
+        raise LogProblem(seq, f"{where}{type(error).__name__}: {error}") from None
+
+
+def _read_sqlite(path: Path, agent_id: str) -> tuple[list[DurableEvent], LogProblem | None]:
+    """Agent ``agent_id``'s events, read-only through the shell's SQLite log code."""
+    events: list[DurableEvent] = []
+    try:
+        for event in iter_sqlite_log(path, agent_id):
+            events.append(event)  # the good prefix, kept for the report
+    except CorruptLog as error:
+        return events, LogProblem(error.seq, error.reason)
+    except sqlite3.Error as error:
+        raise NotALog(f"not an inbox-core SQLite log: {error}") from None
+    if not events and agent_id not in sqlite_agent_ids(path) and agent_id != "default":
+        raise NotALog(f"no agent {agent_id!r} in this database")
+    return events, None
+
+
+def _read_json_lines(path: Path) -> tuple[list[DurableEvent], LogProblem | None]:
+    """One ``{"seq","type","data"}`` per line (``seq`` optional, else it must count from 0)."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise NotALog("neither an SQLite database nor UTF-8 JSON Lines") from None
+    events: list[DurableEvent] = []
+    try:
+        for event in iter_json_lines(text):
+            events.append(event)  # the good prefix, kept for the report
+    except CorruptLog as error:
+        return events, LogProblem(error.seq, error.reason)
+    return events, None
+
+
+def read_log(
+    path: Path, agent_id: str = "default"
+) -> tuple[str, list[DurableEvent], LogProblem | None]:
+    """The log's kind, its decodable prefix, and the first record that is not (or None).
+
+    SQLite is recognized by its file header, anything else is read as JSON Lines.
+    """
+    with path.open("rb") as handle:
+        head = handle.read(len(SQLITE_MAGIC))
+    if head == SQLITE_MAGIC:
+        return ("SQLite", *_read_sqlite(path, agent_id))
+    return ("JSON Lines", *_read_json_lines(path))
+
+
+def check_log(
+    path: Path, agent_id: str = "default"
+) -> tuple[str, list[DurableEvent], AgentState | None, LogProblem | None]:
+    """Read and replay a log: the state, or the first bad seq (decoding or replay)."""
+    kind, events, problem = read_log(path, agent_id)
+    try:
+        state = replay(events)
+    except ReplayError as error:
+        return kind, events, None, LogProblem(error.seq, error.reason)
+    if problem is not None:
+        return kind, events, None, problem
+    return kind, events, state, None
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    path = Path(args.log)
+    if not path.is_file():
+        err(f"inbox-core replay: no such file: {path}")
+        return EXIT_FAILURE
+    try:
+        kind, events, state, problem = check_log(path, args.agent_id)
+    except NotALog as error:
+        err(f"inbox-core replay: {path}: {error}")
+        return EXIT_FAILURE
+    if args.events:
+        for seq, event in enumerate(events):
+            out(format_durable(seq, event))
+    if problem is not None or state is None:
+        assert problem is not None
+        out(f"log: {path} ({kind})")
+        err(f"invalid log: seq {problem.seq}: {problem.reason}")
+        if problem.seq:
+            err(f"(seq 0..{problem.seq - 1} are valid; the first bad event is seq {problem.seq})")
+        return EXIT_FAILURE
+    if args.json:
+        document = {
+            "log": str(path),
+            "format": kind,
+            "events": len(events),
+            "projection": projection_to_json(state, events),
+            "fates": fate_counts(events),
+        }
+        out(json.dumps(document, indent=2, ensure_ascii=False))
+        return EXIT_OK
+    _print_projection(path, kind, events, state)
+    if args.transcript:
+        _print_transcript(events)
+    return EXIT_OK
+
+
+def fate_counts(events: Sequence[DurableEvent]) -> dict[str, int]:
+    """How many accepted message ids have each fate (R32), every kind listed."""
+    counts = dict.fromkeys(FATE_KINDS, 0)
+    for fate in fates(events).values():
+        counts[fate.kind] += 1
+    return counts
+
+
+def _print_transcript(events: Sequence[DurableEvent]) -> None:
+    """The conversation (R30): turns, steps, admitted messages and host records."""
+    out("transcript:")
+    for block in transcript(events):
+        if isinstance(block, RecordsTranscript):
+            out("  between turns:")
+            for record in block.records:
+                out(f"    {record.type:<22} {describe_event(record)}")
+            continue
+        reason = "open" if block.reason is None else describe_reason(block.reason)
+        out(f"  turn {block.turn} ({reason})")
+        for item in block.items:
+            if isinstance(item, HostRecord):
+                out(f"    {item.type:<22} {describe_event(item)}")
+                continue
+            out(f"    step {item.step}")
+            for entry in item.items:
+                if isinstance(entry, HostRecord):
+                    out(f"      {entry.type:<20} {describe_event(entry)}")
+                else:
+                    out(f"      user/message         {describe_message(entry)}")
+
+
+def _print_projection(path: Path, kind: str, events: list[DurableEvent], state: AgentState) -> None:
+    projection = state.projection()
+    out(f"log: {path} ({kind}, {len(events)} events)")
+    out(f"ok: all {len(events)} events replay")
+    out(f"last turn: {projection.last_turn}")
+    if projection.open_turn is not None:
+        step = f", step {projection.open_step} open" if projection.open_step is not None else ""
+        closes = (
+            f"aborted ({describe_cause(state.abort_cause)})"
+            if state.abort_cause is not None
+            else "interrupted"
+        )
+        out(
+            f"open turn: {projection.open_turn}{step} (left open by a crash: Resume closes it"
+            f" {closes})"
+        )
+    else:
+        out("open turn: none")
+        if state.resume_required:
+            out("waking work is pending without a turn: Resume opens the next turn")
+    for label, entries in (
+        ("next-turn", projection.next_turn),
+        ("next-step", projection.next_step),
+    ):
+        count = f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}"
+        out(f"{label}: {count if entries else 'empty'}")
+        for index, entry in enumerate(entries):
+            out(f"  [{index}] {describe_entry(entry)}")
+    rounds = goal_rounds(events)
+    shown = ", ".join(f"{goal}={count}" for goal, count in sorted(rounds.items()))
+    out(f"goal rounds: {shown or 'none'}")
+    counts = fate_counts(events)
+    total = sum(counts.values())
+    shown = ", ".join(f"{kind} {count}" for kind, count in counts.items() if count)
+    out(f"fates of {total} accepted message ids: {shown or 'none'}")
