@@ -253,10 +253,8 @@ class _Tx:
     # ------------------------------------------------------------ turn engine
 
     def enter(self, phase: Phase) -> None:
-        """Switch phase, announcing ``agent/status`` when the status changes (I8)."""
-        status = STATUS_OF[type(phase)]
-        if STATUS_OF[type(self.phase)] != status:
-            self.notes.append(StatusChanged(status))
+        """Switch to a phase of another status and announce it (``agent/status``, I8)."""
+        self.notes.append(StatusChanged(STATUS_OF[type(phase)]))
         self.phase = phase
 
     def open_turn(self) -> None:
@@ -305,10 +303,8 @@ class _Tx:
             self.phase = TurnStopping(awaiting=AwaitTurnStopping(self.last_turn), step=steps_done)
 
     def end_turn(self, reason: TurnEndReason) -> None:
-        """``step/end`` if a step is open, ``turn/end``, then the next turn or idle (R16-R19)."""
-        phase = self.phase
-        if isinstance(phase, Step):
-            self.durable.append(StepEnded(phase.turn, phase.step))
+        """``turn/end``, then the next turn or idle (R16-R19). A step that was open has
+        been closed already: every report of a step answers with ``end_step`` first."""
         self.durable.append(TurnEnded(self.last_turn, reason))
         self.abort_cause = None
         self.max_tokens = False
@@ -607,13 +603,14 @@ _REPORTS: Final = frozenset(
 )
 
 
-def _answers(phase: Phase, command: Command) -> bool:
+def _answers(phase: Phase, command: Any) -> bool:
     """A report must name the turn (and step) the phase awaits (R26)."""
-    if isinstance(command, TurnStoppingDone):
-        return command.turn == phase.turn  # type: ignore[union-attr]
-    if isinstance(command, EndMaintenance):
-        return True
-    return (command.turn, command.step) == (phase.turn, phase.step)  # type: ignore[union-attr]
+    awaiting = getattr(phase, "awaiting", None)
+    if awaiting is None:
+        return True  # EndMaintenance: the job is the only thing awaited
+    if command.turn != awaiting.turn:
+        return False
+    return isinstance(command, TurnStoppingDone) or command.step == awaiting.step
 
 
 def _rejection(state: AgentState, command: Command) -> InboxCoreError:
