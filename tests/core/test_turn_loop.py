@@ -322,3 +322,18 @@ def test_i8_status_never_repeats_over_a_busy_session():
     statuses = [n.status for n in run.notes if isinstance(n, StatusChanged)]
     assert statuses == ["running", "idle"] * 3
     assert all(a != b for a, b in itertools.pairwise(statuses))
+
+
+def test_r16_r17_each_turn_phase_names_its_turn_and_step():
+    """R16, R17: the driven phases expose the turn and step their awaited action names."""
+    from inbox_core.state import PreStep, Step, TurnStopping
+
+    run = started()
+    assert isinstance(run.state.phase, PreStep)
+    assert (run.state.phase.turn, run.state.phase.step) == (1, 1)
+    run.enter()
+    assert isinstance(run.state.phase, Step)
+    assert (run.state.phase.turn, run.state.phase.step) == (1, 1)
+    run.finish()
+    assert isinstance(run.state.phase, TurnStopping)
+    assert (run.state.phase.turn, run.state.phase.step) == (1, 1)
