@@ -120,7 +120,6 @@ from inbox_core.state import (
     AwaitPreStep,
     AwaitStep,
     AwaitTurnStopping,
-    Claim,
     Idle,
     Maintenance,
     Orphaned,
@@ -279,9 +278,7 @@ class _Tx:
         batch = claimed.batch
         self.notes.extend(InboxClaimed(m, turn) for m in batch)
         self.phase = PreStep(
-            awaiting=AwaitPreStep(turn, step, batch),
-            claim=Claim(claimed.next_step, claimed.next_turn),
-            after_continue=after_continue,
+            awaiting=AwaitPreStep(turn, step, batch), after_continue=after_continue
         )
 
     def start_step(self, step: int, messages: tuple[UserMessage, ...]) -> None:

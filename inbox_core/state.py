@@ -111,13 +111,13 @@ class Maintenance:
 class PreStep:
     """Awaiting the decision on the batch claimed for a step (``awaiting`` says which).
 
-    ``claim``: the entries that batch came from, per list (R23, R27).
     ``after_continue``: the previous step asked for another, so an empty
-    batch still starts the step (R17).
+    batch still starts the step (R17). The entries the batch came from are not
+    kept: a live claim is answered by a decision or consumed by the turn (R23);
+    only a replayed ``Orphaned`` turn's claim can go back to the inbox (R27).
     """
 
     awaiting: AwaitPreStep
-    claim: Claim
     after_continue: bool
 
     @property
