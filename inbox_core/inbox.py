@@ -65,7 +65,10 @@ class Claimed(NamedTuple):
     @property
     def batch(self) -> tuple[UserMessage, ...]:
         """The pre-step batch: next-step before next-turn, each entry's contexts first."""
-        return batch_of(self.next_step + self.next_turn)
+        entries = self.next_step + self.next_turn
+        if len(entries) == 1 and not entries[0].contexts:
+            return (entries[0].message,)
+        return batch_of(entries)
 
 
 class Spliced(NamedTuple):
@@ -170,6 +173,23 @@ class Inbox:
             found.target, seq, found.chunk, found.offset, found.position, 1, inserted
         )
 
+    def append(self, target: Target, entry: Entry) -> Spliced:
+        """Add one entry at the end of a list (a send, R13); ids stay unique (R4).
+
+        post: __return__.inbox.entries(target) == self.entries(target) + (entry,)
+        post: __return__.start == self.size(target)
+        """
+        if entry.contexts:
+            return self.splice(target, self.size(target), 0, (entry,))
+        message_id = entry.message.id
+        if message_id in self._index:
+            raise DuplicateMessageId(message_id)
+        seq = self._seq(target)
+        new_seq, key = seq.append(entry)
+        return Spliced(
+            self._with(target, new_seq, self._index.set(message_id, (target, key))), seq.length, ()
+        )
+
     def claim(self, *, at_turn_start: bool) -> Claimed:
         """Take all of next-step, then (at a turn boundary) the first next-turn entry (R9).
 
@@ -178,21 +198,24 @@ class Inbox:
         post: len(__return__.next_step) == self.size("next-step")
         post: __return__.next_turn == self.next_turn[: len(__return__.next_turn)]
         """
-        inbox = self
-        step = (
-            self.splice("next-step", 0, self.size("next-step"), ()) if self._step.length else None
-        )
-        if step is not None:
-            inbox = step.inbox
-        turn = None
-        if at_turn_start and self._turn.length:
-            turn = inbox.splice("next-turn", 0, 1, ())
-            inbox = turn.inbox
-        return Claimed(
-            inbox,
-            step.removed if step is not None else (),
-            turn.removed if turn is not None else (),
-        )
+        turn_seq = self._turn
+        next_step = self._step.entries()
+        next_turn: tuple[Entry, ...] = ()
+        if at_turn_start and turn_seq.length:
+            turn_seq, next_turn = turn_seq.drop_head(1)
+        claimed = next_step + next_turn
+        if not claimed:
+            return Claimed(self, (), ())
+        index = self._index
+        if len(claimed) == 1 and not claimed[0].contexts:
+            index = index.delete(claimed[0].message.id)  # the common claim: one map operation
+        else:
+            with index.mutate() as edit:
+                for entry in claimed:
+                    for message in entry.messages:
+                        del edit[message.id]
+                index = edit.finish()
+        return Claimed(Inbox(turn_seq, EMPTY_SEQ, index), next_step, next_turn)
 
     def _splice(
         self,
@@ -232,9 +255,14 @@ class Inbox:
                         for entry, key in zip(chunk_items, chunk_keys, strict=True):
                             edit[entry.message.id] = (target, key)
                 index = edit.finish()
+        return Spliced(self._with(target, new_seq, index), start, removed)
+
+    def _with(
+        self, target: Target, seq: KeyedSeq, index: immutables.Map[MessageId, _Slot]
+    ) -> Inbox:
         if target == "next-turn":
-            return Spliced(Inbox(new_seq, self._step, index), start, removed)
-        return Spliced(Inbox(self._turn, new_seq, index), start, removed)
+            return Inbox(seq, self._step, index)
+        return Inbox(self._turn, seq, index)
 
     def _check_unique(self, inserted: Sequence[Entry], removed: tuple[Entry, ...]) -> None:
         if not removed and len(inserted) == 1 and not inserted[0].contexts:

@@ -132,6 +132,12 @@ from inbox_core.state import (
 )
 from inbox_core.values import Cause, DisposedCause, Entry, Target, UserMessage, route
 
+# Field-less reasons are values: one instance each serves every turn end.
+_COMPLETED: Final = CompletedReason()
+_MAX_TOKENS: Final = MaxTokensReason()
+_BLOCKED: Final = BlockedReason()
+_INTERRUPTED: Final = InterruptedReason()
+
 # ------------------------------------------------------------------ the scratch
 
 
@@ -228,7 +234,7 @@ class _Tx:
 
     def wake_if_idle(self) -> None:
         """A waking insertion while idle opens a turn in the same command (R13, R14)."""
-        if isinstance(self.phase, Idle) and self.inbox.has_waking:
+        if type(self.phase) is Idle and self.inbox.has_waking:
             self.open_turn()
 
     def cancel(self, cause: Cause, *, keep_inbox: bool) -> None:
@@ -276,20 +282,19 @@ class _Tx:
         if claimed.next_turn:
             self.record("next-turn", 0, claimed.next_turn, (), None)
         batch = claimed.batch
-        self.notes.extend(InboxClaimed(m, turn) for m in batch)
+        self.notes += [InboxClaimed(m, turn) for m in batch]
         self.phase = PreStep(
             awaiting=AwaitPreStep(turn, step, batch), after_continue=after_continue
         )
 
     def start_step(self, step: int, messages: tuple[UserMessage, ...]) -> None:
         self.durable.append(StepStarted(self.last_turn, step))
-        self.durable.extend(MessageAdmitted(m) for m in messages)
+        self.durable += [MessageAdmitted(m) for m in messages]
         self.phase = Step(awaiting=AwaitStep(self.last_turn, step))
 
     def end_step(self, step: int) -> None:
-        """``step/end``; the turn waits in ``TurnStopping`` unless the caller moves on."""
+        """``step/end``; what follows (a claim, turn-stopping, turn/end) sets the phase."""
         self.durable.append(StepEnded(self.last_turn, step))
-        self.phase = TurnStopping(awaiting=AwaitTurnStopping(self.last_turn), step=step)
 
     def step_or_stop(self, steps_done: int) -> None:
         """After a step that asks for no continuation: a waking steer forces another
@@ -324,7 +329,7 @@ class _Tx:
         return True
 
     def ending_reason(self) -> TurnEndReason:
-        return MaxTokensReason() if self.max_tokens else CompletedReason()
+        return _MAX_TOKENS if self.max_tokens else _COMPLETED
 
 
 # ------------------------------------------------------------- inbox handlers
@@ -334,7 +339,10 @@ class _Tx:
 def _send(tx: _Tx, command: Send) -> None:
     """Append the entry to its list (R13); while idle a waking one opens a turn (R14)."""
     target, entry = route(command.input)
-    tx.edit(target, tx.inbox.size(target), 0, (entry,))
+    result = tx.inbox.append(target, entry)
+    tx.inbox = result.inbox
+    tx.record(target, result.start, (), (entry,), None)
+    tx.notes += [InboxInserted(m) for m in entry.messages]
     tx.wake_if_idle()
 
 
@@ -415,12 +423,13 @@ def _pre_step_decided(tx: _Tx, command: PreStepDecided) -> None:
     not after Continue: turn/end; else step/start and one user/message each (R16, R17)."""
     phase = tx.phase
     assert isinstance(phase, PreStep)
-    tx.durable.extend(command.records)
+    if command.records:
+        tx.durable.extend(command.records)
     if tx.ended_aborted():
         return
     decision = command.decision
     if isinstance(decision, Reject):
-        tx.end_turn(BlockedReason())
+        tx.end_turn(_BLOCKED)
     elif not decision.messages and not phase.after_continue:
         tx.end_turn(tx.ending_reason())  # empty batch: nothing to step for (R16, R17)
     else:
@@ -429,6 +438,8 @@ def _pre_step_decided(tx: _Tx, command: PreStepDecided) -> None:
 
 
 def _check_batch(decision: Enter) -> None:
+    if len(decision.messages) < 2:
+        return
     seen: set[str] = set()
     for message in decision.messages:
         if message.id in seen:
@@ -438,7 +449,8 @@ def _check_batch(decision: Enter) -> None:
 
 def _pre_step_failed(tx: _Tx, command: PreStepFailed) -> None:
     """Records; turn/end error (or aborted), the claim consumed (R18, R23); agent/error (R33)."""
-    tx.durable.extend(command.records)
+    if command.records:
+        tx.durable.extend(command.records)
     if tx.ended_aborted():
         return  # an aborted turn's failure is not announced (R33)
     tx.error = AgentError(command.turn, None, command.message, command.code)
@@ -449,7 +461,8 @@ def _step_finished(tx: _Tx, command: StepFinished) -> None:
     """Records, step/end; then aborted: turn/end aborted; Failed: turn/end error and
     agent/error; Continue: claim; Completed/MaxTokens: claim if a waking steer is
     pending, else turn-stopping (R16-R18, R33)."""
-    tx.durable.extend(command.records)
+    if command.records:
+        tx.durable.extend(command.records)
     tx.end_step(command.step)
     if tx.ended_aborted():
         return
@@ -469,7 +482,8 @@ def _turn_stopping_done(tx: _Tx, command: TurnStoppingDone) -> None:
     completed or max-tokens (R17-R19)."""
     phase = tx.phase
     assert isinstance(phase, TurnStopping)
-    tx.durable.extend(command.records)
+    if command.records:
+        tx.durable.extend(command.records)
     if tx.ended_aborted():
         return
     if tx.inbox.has_waking_step:  # steered meanwhile (R17)
@@ -488,7 +502,8 @@ def _begin_maintenance(tx: _Tx, _command: BeginMaintenance) -> None:
 
 def _end_maintenance(tx: _Tx, command: EndMaintenance) -> None:
     """Records first; then the work the job held back, or idle (R30, R31)."""
-    tx.durable.extend(command.records)
+    if command.records:
+        tx.durable.extend(command.records)
     tx.abort_cause = None
     tx.settle()
 
@@ -513,7 +528,7 @@ def _resume_orphan(tx: _Tx, _command: Resume) -> None:
     if cause is not None:
         tx.durable.append(TurnEnded(phase.turn, AbortedReason(cause)))
     else:
-        tx.durable.append(TurnEnded(phase.turn, InterruptedReason()))
+        tx.durable.append(TurnEnded(phase.turn, _INTERRUPTED))
         _restore(tx, "next-step", phase.claim.next_step)
         _restore(tx, "next-turn", phase.claim.next_turn)
     tx.settle()

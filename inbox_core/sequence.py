@@ -174,6 +174,28 @@ class KeyedSeq:
                 )
         return self._recut(chunk, offset, count, inserted)
 
+    def append(self, entry: Entry) -> tuple[KeyedSeq, Key]:
+        """Add one entry at the end (a send): copies only the end chunk; returns its key."""
+        items, keys = self.items, self.keys
+        key = (keys[-1][-1][0] + KEY_GAP,) if keys else (0,)  # keys_between(last, None, 1)
+        length, waking = self.length + 1, self.waking + entry.wakeup
+        if items and len(items[-1]) < CHUNK:
+            return (
+                KeyedSeq(
+                    (*items[:-1], (*items[-1], entry)),
+                    (*keys[:-1], (*keys[-1], key)),
+                    length,
+                    waking,
+                ),
+                key,
+            )
+        return KeyedSeq((*items, (entry,)), (*keys, (key,)), length, waking), key
+
+    def drop_head(self, count: int) -> tuple[KeyedSeq, tuple[Entry, ...]]:
+        """Remove the first ``count`` entries (a claim); the common case touches one chunk."""
+        seq, removed, _keys = self.splice(0, 0, count, ())
+        return seq, removed
+
     def _append(self, inserted: Sequence[Entry]) -> tuple[KeyedSeq, tuple[Entry, ...], list[Key]]:
         items, keys = self.items, self.keys
         new_keys = keys_between(keys[-1][-1] if keys else None, None, len(inserted))
