@@ -18,6 +18,7 @@ PURE_CORE = [
     "inbox_core/commands.py",
     "inbox_core/events.py",
     "inbox_core/sequence.py",
+    "inbox_core/validators.py",
     "inbox_core/inbox.py",
     "inbox_core/state.py",
     "inbox_core/reducer.py",

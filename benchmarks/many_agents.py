@@ -40,12 +40,8 @@ from inbox_core import (
     Completed,
     DurableEvent,
     Enter,
-    NextTurnInput,
-    PreStepDecided,
-    Send,
-    StepFinished,
-    TurnStoppingDone,
     create_user_message,
+    followup,
     reduce,
 )
 from inbox_core.shell import EchoHost, LoopAgent, PostgresLog, SqliteLog
@@ -114,17 +110,17 @@ def big_log(events: int) -> list[DurableEvent]:
     while len(out) < events:
         n += 1
         m = create_user_message(f"history {n}")
-        for command in (Send(NextTurnInput(m, (), "next-turn", True)),):
+        for command in (followup(m),):
             t = reduce(state, command)
             out += t.durable
             state = t.state
         while (awaiting := state.awaiting) is not None:
             if isinstance(awaiting, AwaitPreStep):
-                report: Any = PreStepDecided(awaiting.turn, awaiting.step, Enter(awaiting.batch))
+                report: Any = awaiting.answer(Enter(awaiting.batch))
             elif isinstance(awaiting, AwaitStep):
-                report = StepFinished(awaiting.turn, awaiting.step, Completed())
+                report = awaiting.answer(Completed())
             else:
-                report = TurnStoppingDone(awaiting.turn)
+                report = awaiting.answer()
             t = reduce(state, report)
             out += t.durable
             state = t.state

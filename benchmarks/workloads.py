@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Final
+from typing import Any, Final
 
 from benchmarks.floor import FloorAgent
 from inbox_core import (
@@ -23,25 +23,22 @@ from inbox_core import (
     Enter,
     Failed,
     HookCause,
-    InjectInput,
     MaxTokens,
     Move,
-    NextTurnInput,
     ParentCause,
     PluginSource,
-    PreStepDecided,
-    PreStepFailed,
     Reject,
     Remove,
     Replace,
     Send,
-    SteerInput,
-    StepFinished,
     ToolSource,
-    TurnStoppingDone,
     UserCause,
     UserMessage,
+    followup,
+    inject,
+    queue,
     reduce,
+    steer,
 )
 from inbox_core.values import JsonObject
 
@@ -56,16 +53,12 @@ def message(message_id: str) -> UserMessage:
 
 def followups(prefix: str, count: int) -> list[Send]:
     """``count`` prebuilt ``followup`` commands (next-turn, waking) with ids ``prefix0``..."""
-    return [
-        Send(NextTurnInput(message(f"{prefix}{i}"), (), "next-turn", True)) for i in range(count)
-    ]
+    return [followup(message(f"{prefix}{i}")) for i in range(count)]
 
 
 def queued(prefix: str, count: int) -> list[Send]:
     """``count`` prebuilt ``queue`` commands (next-turn, not waking)."""
-    return [
-        Send(NextTurnInput(message(f"{prefix}{i}"), (), "next-turn", False)) for i in range(count)
-    ]
+    return [queue(message(f"{prefix}{i}")) for i in range(count)]
 
 
 # ------------------------------------------------------------------ B1 / B6
@@ -103,14 +96,12 @@ def core_messages(state: AgentState, sends: Sequence[Send]) -> AgentState:
     """
     for send in sends:
         state = reduce(state, send).state
-        awaiting = state.awaiting
-        state = reduce(
-            state,
-            PreStepDecided(awaiting.turn, awaiting.step, Enter(awaiting.batch)),  # type: ignore[union-attr]
-        ).state
-        awaiting = state.awaiting
-        state = reduce(state, StepFinished(awaiting.turn, awaiting.step, COMPLETED)).state  # type: ignore[union-attr]
-        state = reduce(state, TurnStoppingDone(awaiting.turn)).state  # type: ignore[union-attr]
+        pre_step: Any = state.awaiting  # AwaitPreStep (check_steady holds the shape)
+        state = reduce(state, pre_step.answer(Enter(pre_step.batch))).state
+        step: Any = state.awaiting  # AwaitStep
+        state = reduce(state, step.answer(COMPLETED)).state
+        stopping: Any = state.awaiting  # AwaitTurnStopping
+        state = reduce(state, stopping.answer()).state
     return state
 
 
@@ -190,13 +181,11 @@ class _LogBuilder:
         roll = self.rng.random()
         if isinstance(awaiting, AwaitPreStep):
             if roll < 0.03:
-                self.apply(PreStepDecided(awaiting.turn, awaiting.step, Reject()), "reject")
+                self.apply(awaiting.answer(Reject()), "reject")
             elif roll < 0.05:
-                self.apply(PreStepFailed(awaiting.turn, awaiting.step, "hook", "E_HOOK"), "prefail")
+                self.apply(awaiting.fail("hook", "E_HOOK"), "prefail")
             else:
-                self.apply(
-                    PreStepDecided(awaiting.turn, awaiting.step, Enter(awaiting.batch)), "enter"
-                )
+                self.apply(awaiting.answer(Enter(awaiting.batch)), "enter")
         elif isinstance(awaiting, AwaitStep):
             if roll < 0.65:
                 outcome: object = COMPLETED
@@ -206,10 +195,10 @@ class _LogBuilder:
                 outcome = MaxTokens()
             else:
                 outcome = Failed("model error", "E_MODEL")
-            self.apply(StepFinished(awaiting.turn, awaiting.step, outcome), "step")  # type: ignore[arg-type]
+            self.apply(awaiting.answer(outcome), "step")  # type: ignore[arg-type]
         else:
             assert isinstance(awaiting, AwaitTurnStopping)
-            self.apply(TurnStoppingDone(awaiting.turn), "stopping")
+            self.apply(awaiting.answer(), "stopping")
 
     def produce(self, pending: int) -> None:
         rng = self.rng
@@ -217,13 +206,13 @@ class _LogBuilder:
         live = self.state.status == "running" and self.state.abort_cause is None
         if roll < 0.38:
             contexts = (self.fresh(),) if rng.random() < 0.15 else ()
-            self.apply(Send(NextTurnInput(self.fresh(), contexts, "next-turn", True)), "followup")
+            self.apply(followup(self.fresh(), contexts), "followup")
         elif roll < 0.50:
-            self.apply(Send(NextTurnInput(self.fresh(), (), "next-turn", False)), "queue")
+            self.apply(queue(self.fresh()), "queue")
         elif roll < 0.64:
-            self.apply(Send(SteerInput(self.fresh(), (), "next-step", True)), "steer")
+            self.apply(steer(self.fresh()), "steer")
         elif roll < 0.76:
-            self.apply(Send(InjectInput(self.fresh(), (), "next-step", False)), "inject")
+            self.apply(inject(self.fresh()), "inject")
         elif roll < 0.97 and pending:
             message_id, target = rng.choice(self.pending_ids())
             if roll < 0.85:
@@ -238,7 +227,7 @@ class _LogBuilder:
             cause = rng.choice((UserCause(), ParentCause(), HookCause("budget")))
             self.apply(Cancel(cause, keep_inbox=rng.random() < 0.3), "cancel")
         else:
-            self.apply(Send(NextTurnInput(self.fresh(), (), "next-turn", True)), "followup")
+            self.apply(followup(self.fresh()), "followup")
 
 
 def build_log(

@@ -14,8 +14,17 @@ from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 import attrs
 
-from inbox_core.errors import InvalidInput, InvalidSplice
+from inbox_core.errors import InvalidSplice
 from inbox_core.events import HostRecord
+from inbox_core.validators import (
+    instance_of,
+    integer,
+    non_empty_text,
+    one_of,
+    strict_bool,
+    text,
+    tuple_of,
+)
 from inbox_core.values import (
     INPUT_TYPES,
     TARGETS,
@@ -32,70 +41,21 @@ from inbox_core.values import (
     UserMessage,
 )
 
-
-def _int(error: type[Exception], minimum: int | None = None) -> Any:
-    def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise error(f"{attribute.name} must be an int, got {value!r}")
-        if minimum is not None and value < minimum:
-            raise error(f"{attribute.name} must be >= {minimum}, got {value}")
-
-    return check
-
-
-def _target(error: type[Exception]) -> Any:
-    def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if value not in TARGETS or not isinstance(value, str):
-            raise error(f"{attribute.name} must be 'next-turn' or 'next-step', got {value!r}")
-
-    return check
-
-
-def _message_id(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, str) or not value:
-        raise InvalidInput(f"{attribute.name} must be a non-empty str, got {value!r}")
-
-
-def _instance(*kinds: type, what: str) -> Any:
-    def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if not isinstance(value, kinds):
-            raise InvalidInput(f"{attribute.name} must be {what}, got {value!r}")
-
-    return check
-
-
-def _str(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{attribute.name} must be a str, got {value!r}")
+_entry_tuple = tuple_of(Entry, what="Entry", error=InvalidSplice)
+_message_tuple = tuple_of(UserMessage, what="an entering UserMessage")
+_record_tuple = tuple_of(HostRecord, what="a HostRecord ('host/<name>')")
 
 
 def _entries(value: object) -> tuple[Entry, ...]:
-    if not isinstance(value, (list, tuple)):
-        raise InvalidSplice(f"inserted must be a sequence of Entry, got {type(value).__name__}")
-    for item in value:
-        if not isinstance(item, Entry):
-            raise InvalidSplice(f"inserted holds a non-Entry: {item!r}")
-    return tuple(value)
+    return _entry_tuple(value)
 
 
 def _enter_messages(value: object) -> tuple[UserMessage, ...]:
-    if not isinstance(value, (list, tuple)):
-        raise InvalidInput(f"messages must be a sequence of UserMessage, got {value!r}")
-    for item in value:
-        if not isinstance(item, UserMessage):
-            raise InvalidInput(f"an entering message must be a UserMessage, got {item!r}")
-    return tuple(value)
+    return _message_tuple(value)
 
 
 def _records(value: object) -> tuple[HostRecord, ...]:
-    if value == ():
-        return ()
-    if not isinstance(value, (list, tuple)):
-        raise InvalidInput(f"records must be a sequence of HostRecord, got {value!r}")
-    for item in value:
-        if not isinstance(item, HostRecord):
-            raise InvalidInput(f"a record must be a HostRecord ('host/<name>'), got {item!r}")
-    return tuple(value)
+    return () if value == () else _record_tuple(value)
 
 
 def _records_field() -> Any:
@@ -112,7 +72,7 @@ class Send:
 
     type: ClassVar[Literal["send"]] = "send"
     input: ResolvedAgentInput = attrs.field(
-        validator=_instance(*INPUT_TYPES, what="a NextTurnInput, SteerInput or InjectInput")
+        validator=instance_of(*INPUT_TYPES, what="a NextTurnInput, SteerInput or InjectInput")
     )
 
 
@@ -144,9 +104,9 @@ class Splice:
     """List-splice edit of one pending list (R5, R7); coordinates are normalized."""
 
     type: ClassVar[Literal["splice"]] = "splice"
-    target: Target = attrs.field(validator=_target(InvalidSplice))
-    start: int = attrs.field(validator=_int(InvalidSplice))
-    delete_count: int = attrs.field(validator=_int(InvalidSplice))
+    target: Target = attrs.field(validator=one_of(TARGETS, InvalidSplice))
+    start: int = attrs.field(validator=integer(error=InvalidSplice))
+    delete_count: int = attrs.field(validator=integer(error=InvalidSplice))
     inserted: tuple[Entry, ...] = attrs.field(converter=_entries)
 
 
@@ -162,8 +122,8 @@ class Replace:
     """Swap a pending entry's primary message in place, keeping contexts and wakeup (R7)."""
 
     type: ClassVar[Literal["replace"]] = "replace"
-    message_id: MessageId = attrs.field(validator=_message_id)
-    message: UserMessage = attrs.field(validator=_instance(UserMessage, what="a UserMessage"))
+    message_id: MessageId = attrs.field(validator=non_empty_text)
+    message: UserMessage = attrs.field(validator=instance_of(UserMessage, what="a UserMessage"))
 
 
 @attrs.frozen
@@ -171,7 +131,7 @@ class Remove:
     """Cancel one pending entry by its primary MessageId (R7)."""
 
     type: ClassVar[Literal["remove"]] = "remove"
-    message_id: MessageId = attrs.field(validator=_message_id)
+    message_id: MessageId = attrs.field(validator=non_empty_text)
 
 
 @attrs.frozen
@@ -179,8 +139,8 @@ class Move:
     """Move one pending entry to the end of the other list (R8)."""
 
     type: ClassVar[Literal["move"]] = "move"
-    message_id: MessageId = attrs.field(validator=_message_id)
-    target: Target = attrs.field(validator=_target(InvalidInput))
+    message_id: MessageId = attrs.field(validator=non_empty_text)
+    target: Target = attrs.field(validator=one_of(TARGETS))
 
 
 @attrs.frozen
@@ -190,9 +150,11 @@ class Cancel:
     type: ClassVar[Literal["cancel"]] = "cancel"
     cause: UserCause | ParentCause | HookCause = attrs.field(
         factory=UserCause,
-        validator=_instance(UserCause, ParentCause, HookCause, what="a user, parent or hook cause"),
+        validator=instance_of(
+            UserCause, ParentCause, HookCause, what="a user, parent or hook cause"
+        ),
     )
-    keep_inbox: bool = attrs.field(default=False, validator=_instance(bool, what="a bool"))
+    keep_inbox: bool = attrs.field(default=False, validator=strict_bool)
 
 
 @attrs.frozen
@@ -265,15 +227,15 @@ class Failed:
     """The step failed; the turn ends ``error``."""
 
     kind: ClassVar[Literal["failed"]] = "failed"
-    message: str = attrs.field(validator=_str)
-    code: str = attrs.field(validator=_str)
+    message: str = attrs.field(validator=text)
+    code: str = attrs.field(validator=text)
 
 
 StepOutcome: TypeAlias = Continue | Completed | MaxTokens | Failed
 
 # ----------------------------------------------------------------- host reports
 
-_turn = _int(InvalidInput, 1)
+_turn = integer(1)
 
 
 @attrs.frozen
@@ -284,7 +246,7 @@ class PreStepDecided:
     turn: int = attrs.field(validator=_turn)
     step: int = attrs.field(validator=_turn)
     decision: Decision = attrs.field(
-        validator=_instance(*get_args(Decision), what="Enter or Reject")
+        validator=instance_of(*get_args(Decision), what="Enter or Reject")
     )
     records: tuple[HostRecord, ...] = _records_field()
 
@@ -296,8 +258,8 @@ class PreStepFailed:
     type: ClassVar[Literal["pre-step-failed"]] = "pre-step-failed"
     turn: int = attrs.field(validator=_turn)
     step: int = attrs.field(validator=_turn)
-    message: str = attrs.field(validator=_str)
-    code: str = attrs.field(validator=_str)
+    message: str = attrs.field(validator=text)
+    code: str = attrs.field(validator=text)
     records: tuple[HostRecord, ...] = _records_field()
 
 
@@ -309,7 +271,7 @@ class StepFinished:
     turn: int = attrs.field(validator=_turn)
     step: int = attrs.field(validator=_turn)
     outcome: StepOutcome = attrs.field(
-        validator=_instance(*get_args(StepOutcome), what="a step outcome")
+        validator=instance_of(*get_args(StepOutcome), what="a step outcome")
     )
     records: tuple[HostRecord, ...] = _records_field()
 

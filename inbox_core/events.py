@@ -6,6 +6,14 @@ batch envelope; the durable splice owns those facts (R5, R6). Each class has a
 ``type`` class attribute equal to its JSON ``"type"`` (section Formats), each
 turn-end reason a ``kind``; the ``*_TYPES`` tuples are read from the union
 aliases, so a union's members are listed once.
+
+Events validate their fields at construction like values and commands (a
+turn or step counts from 1, a splice's coordinates from 0, a target, an
+outcome, a reason or a cause is one of its kind), so an event that exists is
+well typed. What the log may hold is ``replay``'s business: order, placement
+and the two splice rules that span fields (a recorded splice changes
+something; an outcome names a removal), which the conformance vectors state
+as replay errors.
 """
 
 from __future__ import annotations
@@ -15,10 +23,33 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 import attrs
 
 from inbox_core.errors import InvalidInput
-from inbox_core.values import CAUSE_TYPES, Cause, Entry, JsonValue, Target, UserMessage, freeze_json
+from inbox_core.validators import (
+    instance_of,
+    integer,
+    one_of,
+    optional_integer,
+    text,
+    tuple_of,
+)
+from inbox_core.values import (
+    CAUSE_TYPES,
+    TARGETS,
+    Cause,
+    Entry,
+    JsonValue,
+    Target,
+    UserMessage,
+    freeze_json,
+)
 
 Outcome: TypeAlias = Literal["canceled", "moved"]
 Status: TypeAlias = Literal["idle", "running", "maintenance"]
+
+_count = integer(1)  # turns and steps count from 1
+_index = integer(0)
+_message = instance_of(UserMessage, what="a UserMessage")
+_cause = instance_of(*CAUSE_TYPES, what="a cause")
+_target = one_of(TARGETS)
 
 # ------------------------------------------------------------- turn-end reasons
 
@@ -47,8 +78,8 @@ class ErrorReason:
     """A step or the pre-step decision failed."""
 
     kind: ClassVar[Literal["error"]] = "error"
-    message: str
-    code: str
+    message: str = attrs.field(validator=text)
+    code: str = attrs.field(validator=text)
 
 
 @attrs.frozen
@@ -56,7 +87,7 @@ class AbortedReason:
     """The turn was cancelled; ``cause`` is the first cause (R23)."""
 
     kind: ClassVar[Literal["aborted"]] = "aborted"
-    cause: Cause
+    cause: Cause = attrs.field(validator=_cause)
 
 
 @attrs.frozen
@@ -75,8 +106,16 @@ TurnEndReason: TypeAlias = (
     | InterruptedReason
 )
 REASON_TYPES: tuple[type[TurnEndReason], ...] = get_args(TurnEndReason)
+_reason = instance_of(*REASON_TYPES, what="a turn-end reason")
 
 # --------------------------------------------------------------- durable events
+
+
+def _entries(value: object) -> tuple[Entry, ...]:
+    return _entry_tuple(value)
+
+
+_entry_tuple = tuple_of(Entry, what="an Entry")
 
 
 @attrs.frozen
@@ -84,24 +123,26 @@ class InboxSpliced:
     """One normalized list splice (R5). ``removed_count`` 0 is written as absent."""
 
     type: ClassVar[Literal["agent/inbox/spliced"]] = "agent/inbox/spliced"
-    target: Target
-    start: int
-    removed_count: int
-    inserted: tuple[Entry, ...]
-    outcome: Outcome | None = None
+    target: Target = attrs.field(validator=_target)
+    start: int = attrs.field(validator=_index)
+    removed_count: int = attrs.field(validator=_index)
+    inserted: tuple[Entry, ...] = attrs.field(converter=_entries)
+    outcome: Outcome | None = attrs.field(
+        default=None, validator=one_of((None, *get_args(Outcome)))
+    )
 
 
 @attrs.frozen
 class TurnStarted:
     type: ClassVar[Literal["turn/start"]] = "turn/start"
-    turn: int
+    turn: int = attrs.field(validator=_count)
 
 
 @attrs.frozen
 class StepStarted:
     type: ClassVar[Literal["step/start"]] = "step/start"
-    turn: int
-    step: int
+    turn: int = attrs.field(validator=_count)
+    step: int = attrs.field(validator=_count)
 
 
 @attrs.frozen
@@ -109,21 +150,21 @@ class MessageAdmitted:
     """A message entered the model (``user/message``); data is the message itself."""
 
     type: ClassVar[Literal["user/message"]] = "user/message"
-    message: UserMessage
+    message: UserMessage = attrs.field(validator=_message)
 
 
 @attrs.frozen
 class StepEnded:
     type: ClassVar[Literal["step/end"]] = "step/end"
-    turn: int
-    step: int
+    turn: int = attrs.field(validator=_count)
+    step: int = attrs.field(validator=_count)
 
 
 @attrs.frozen
 class TurnEnded:
     type: ClassVar[Literal["turn/end"]] = "turn/end"
-    turn: int
-    reason: TurnEndReason
+    turn: int = attrs.field(validator=_count)
+    reason: TurnEndReason = attrs.field(validator=_reason)
 
 
 @attrs.frozen
@@ -131,13 +172,8 @@ class TurnAborted:
     """The first abort of a live turn, written by the command that marked it (R23)."""
 
     type: ClassVar[Literal["turn/abort"]] = "turn/abort"
-    turn: int
-    cause: Cause = attrs.field(validator=lambda _i, _a, v: _cause(v))
-
-
-def _cause(value: object) -> None:
-    if not isinstance(value, CAUSE_TYPES):
-        raise InvalidInput(f"turn/abort needs a cause, got {value!r}")
+    turn: int = attrs.field(validator=_count)
+    cause: Cause = attrs.field(validator=_cause)
 
 
 HOST_PREFIX: Final = "host/"
@@ -177,39 +213,39 @@ DURABLE_TYPES: tuple[type[DurableEvent], ...] = get_args(DurableEvent)
 @attrs.frozen
 class InboxInserted:
     type: ClassVar[Literal["agent/inbox/inserted"]] = "agent/inbox/inserted"
-    message: UserMessage
+    message: UserMessage = attrs.field(validator=_message)
 
 
 @attrs.frozen
 class InboxDiscarded:
     type: ClassVar[Literal["agent/inbox/discarded"]] = "agent/inbox/discarded"
-    message: UserMessage
+    message: UserMessage = attrs.field(validator=_message)
 
 
 @attrs.frozen
 class InboxClaimed:
     type: ClassVar[Literal["agent/inbox/claimed"]] = "agent/inbox/claimed"
-    message: UserMessage
-    turn: int
+    message: UserMessage = attrs.field(validator=_message)
+    turn: int = attrs.field(validator=_count)
 
 
 @attrs.frozen
 class InboxMoved:
     type: ClassVar[Literal["agent/inbox/moved"]] = "agent/inbox/moved"
-    message: UserMessage
-    target: Target
+    message: UserMessage = attrs.field(validator=_message)
+    target: Target = attrs.field(validator=_target)
 
 
 @attrs.frozen
 class StatusChanged:
     type: ClassVar[Literal["agent/status"]] = "agent/status"
-    status: Status
+    status: Status = attrs.field(validator=one_of(get_args(Status)))
 
 
 @attrs.frozen
 class CancelRequested:
     type: ClassVar[Literal["agent/cancel-requested"]] = "agent/cancel-requested"
-    cause: Cause
+    cause: Cause = attrs.field(validator=_cause)
 
 
 @attrs.frozen
@@ -224,10 +260,10 @@ class AgentError:
     """A host hook failed (R33): ``step`` is None for a pre-step failure."""
 
     type: ClassVar[Literal["agent/error"]] = "agent/error"
-    turn: int
-    step: int | None
-    message: str
-    code: str
+    turn: int = attrs.field(validator=_count)
+    step: int | None = attrs.field(validator=optional_integer(1))
+    message: str = attrs.field(validator=text)
+    code: str = attrs.field(validator=text)
 
 
 Notification: TypeAlias = (

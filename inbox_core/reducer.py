@@ -618,11 +618,7 @@ _REPORTS: Final = frozenset(
 def _answers(phase: Phase, command: Any) -> bool:
     """A report must name the turn (and step) the phase awaits (R26)."""
     awaiting = getattr(phase, "awaiting", None)
-    if awaiting is None:
-        return True  # EndMaintenance: the job is the only thing awaited
-    if command.turn != awaiting.turn:
-        return False
-    return isinstance(command, TurnStoppingDone) or command.step == awaiting.step
+    return awaiting is None or awaiting.answered_by(command)  # None: a job awaits no id
 
 
 def _rejection(state: AgentState, command: Command) -> InboxCoreError:

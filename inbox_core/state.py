@@ -59,6 +59,14 @@ class AwaitPreStep:
     def fail(self, message: str, code: str, records: tuple[HostRecord, ...] = ()) -> PreStepFailed:
         return PreStepFailed(self.turn, self.step, message, code, records)
 
+    def answered_by(self, report: object) -> bool:
+        """Whether ``report`` answers exactly this action: its kind, turn and step (R26)."""
+        return (
+            isinstance(report, (PreStepDecided, PreStepFailed))
+            and report.turn == self.turn
+            and report.step == self.step
+        )
+
 
 @attrs.frozen
 class AwaitStep:
@@ -70,6 +78,14 @@ class AwaitStep:
     def answer(self, outcome: StepOutcome, records: tuple[HostRecord, ...] = ()) -> StepFinished:
         return StepFinished(self.turn, self.step, outcome, records)
 
+    def answered_by(self, report: object) -> bool:
+        """Whether ``report`` answers exactly this action: its kind, turn and step (R26)."""
+        return (
+            isinstance(report, StepFinished)
+            and report.turn == self.turn
+            and report.step == self.step
+        )
+
 
 @attrs.frozen
 class AwaitTurnStopping:
@@ -79,6 +95,10 @@ class AwaitTurnStopping:
 
     def answer(self, records: tuple[HostRecord, ...] = ()) -> TurnStoppingDone:
         return TurnStoppingDone(self.turn, records)
+
+    def answered_by(self, report: object) -> bool:
+        """Whether ``report`` answers exactly this action: its kind and turn (R26)."""
+        return isinstance(report, TurnStoppingDone) and report.turn == self.turn
 
 
 Awaiting: TypeAlias = AwaitPreStep | AwaitStep | AwaitTurnStopping

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 import attrs
 
 from inbox_core.errors import InvalidInput
+from inbox_core.validators import non_empty_text, strict_bool, text
 
 MessageId: TypeAlias = str
 """Opaque, non-empty identity of one message occurrence (R1)."""
@@ -103,24 +104,6 @@ def thaw_json(value: JsonValue) -> Any:
     return value
 
 
-# ------------------------------------------------------------------- validators
-
-
-def _non_empty_str(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, str) or not value:
-        raise InvalidInput(f"{attribute.name} must be a non-empty str, got {value!r}")
-
-
-def _str(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{attribute.name} must be a str, got {value!r}")
-
-
-def _strict_bool(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    if not isinstance(value, bool):
-        raise InvalidInput(f"{attribute.name} must be a bool, got {value!r}")
-
-
 # ---------------------------------------------------------------------- sources
 
 PluginForm: TypeAlias = Literal["instructions", "catalog", "snapshot", "notice", "relay", "recall"]
@@ -147,8 +130,8 @@ class UserSource:
 class SnapshotSection:
     """One named section of a plugin snapshot."""
 
-    name: str = attrs.field(validator=_str)
-    text: str = attrs.field(validator=_str)
+    name: str = attrs.field(validator=text)
+    text: str = attrs.field(validator=text)
 
 
 def _sections(value: object) -> tuple[SnapshotSection, ...] | None:
@@ -176,7 +159,7 @@ class PluginSource:
     """
 
     kind: ClassVar[Literal["plugin"]] = "plugin"
-    plugin: str = attrs.field(validator=_non_empty_str)
+    plugin: str = attrs.field(validator=non_empty_text)
     form: PluginForm | None = attrs.field(default=None)
     sections: tuple[SnapshotSection, ...] | None = attrs.field(default=None, converter=_sections)
     summary: str | None = attrs.field(default=None)
@@ -213,7 +196,7 @@ class GoalSource:
     """
 
     kind: ClassVar[Literal["goal"]] = "goal"
-    goal_id: str = attrs.field(validator=_non_empty_str)
+    goal_id: str = attrs.field(validator=non_empty_text)
     round: int = attrs.field(validator=_round)
 
 
@@ -222,7 +205,7 @@ class ToolSource:
     """A tool call produced it."""
 
     kind: ClassVar[Literal["tool"]] = "tool"
-    call_id: str = attrs.field(validator=_non_empty_str)
+    call_id: str = attrs.field(validator=non_empty_text)
 
 
 def _extension_kind(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
@@ -292,7 +275,7 @@ class UserMessage:
     ``content`` is opaque to the core: a str becomes one text block.
     """
 
-    id: MessageId = attrs.field(validator=_non_empty_str)
+    id: MessageId = attrs.field(validator=non_empty_text)
     content: tuple[JsonObject, ...] = attrs.field(converter=_content)
     source: Source = attrs.field(default=UserSource(), validator=_source)
     metadata: JsonObject | None = attrs.field(default=None, converter=_metadata)
@@ -339,7 +322,7 @@ class Entry:
 
     message: UserMessage = attrs.field(validator=_message)
     contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages)
-    wakeup: bool = attrs.field(validator=_strict_bool)
+    wakeup: bool = attrs.field(validator=strict_bool)
 
     @property
     def messages(self) -> tuple[UserMessage, ...]:
@@ -372,7 +355,7 @@ class NextTurnInput:
     message: UserMessage = attrs.field(validator=_message)
     contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages)
     target: Literal["next-turn"] = attrs.field(validator=_literal("next-turn"))
-    wakeup: bool = attrs.field(validator=_strict_bool)
+    wakeup: bool = attrs.field(validator=strict_bool)
 
     def entry(self) -> Entry:
         return Entry(self.message, self.contexts, self.wakeup)
@@ -441,7 +424,7 @@ class HookCause:
     """A hook asked to cancel, saying why."""
 
     kind: ClassVar[Literal["hook"]] = "hook"
-    reason: str = attrs.field(validator=_str)
+    reason: str = attrs.field(validator=text)
 
 
 @attrs.frozen

@@ -18,6 +18,7 @@ PURE_CORE = [
     "commands",
     "events",
     "sequence",
+    "validators",
     "inbox",
     "state",
     "reducer",

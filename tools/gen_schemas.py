@@ -62,6 +62,7 @@ from inbox_core.wire import (  # noqa: E402
     Wire,
     camel,
 )
+from tools.generated import sync_directory  # noqa: E402
 
 Json = Any
 SCHEMA_DIR = ROOT / "specs" / "schema"
@@ -499,40 +500,20 @@ def generate() -> dict[str, str]:
     }
 
 
-def stale(directory: Path, files: dict[str, str]) -> list[str]:
-    stored = {p.name for p in directory.glob("*.schema.json")} if directory.is_dir() else set()
-    changed = [
-        name
-        for name, text in files.items()
-        if name not in stored or (directory / name).read_text(encoding="utf-8") != text
-    ]
-    return sorted(changed + sorted(stored - set(files)))
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if stored schemas are stale")
     parser.add_argument("--out", type=Path, default=SCHEMA_DIR, help="output directory")
     args = parser.parse_args(argv)
     files = generate()
-    if args.check:
-        names = stale(args.out, files)
-        if names:
-            print(f"stale schemas in {args.out}: {', '.join(names)}")
-            print("run: python tools/gen_schemas.py")
-            return 1
-        print(f"{len(files)} schemas up to date")
-        return 0
-    args.out.mkdir(parents=True, exist_ok=True)
-    for path in args.out.glob("*.schema.json"):
-        if path.name not in files:
-            path.unlink()
-    for name, text in files.items():
-        path = args.out / name
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-    print(f"wrote {len(files)} schemas to {args.out}")
-    return 0
+    return sync_directory(
+        args.out,
+        files,
+        pattern="*.schema.json",
+        what="schemas",
+        tool="tools/gen_schemas.py",
+        check=args.check,
+    )
 
 
 if __name__ == "__main__":

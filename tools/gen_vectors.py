@@ -25,6 +25,7 @@ if str(ROOT) not in sys.path:  # run as a script: make ``tools`` importable
 
 from inbox_core.vectors import dump_vector, run_vector  # noqa: E402
 from tools import scenarios  # noqa: E402, F401  (registers the scenarios)
+from tools.generated import sync_directory  # noqa: E402
 from tools.vectorkit import REGISTRY, Scenario, ScenarioError  # noqa: E402
 
 VECTORS = ROOT / "specs" / "vectors"
@@ -53,17 +54,6 @@ def generate() -> dict[str, str]:
     return files
 
 
-def stale(directory: Path, files: dict[str, str]) -> list[str]:
-    """Names that differ between ``files`` and the ``*.json`` stored in ``directory``."""
-    stored = {p.name for p in directory.glob("*.json")} if directory.is_dir() else set()
-    changed = [
-        name
-        for name, text in files.items()
-        if name not in stored or (directory / name).read_text(encoding="utf-8") != text
-    ]
-    return sorted(changed + sorted(stored - set(files)))
-
-
 def coverage(files: dict[str, str]) -> dict[str, list[str]]:
     """Rule id -> names of the vectors citing it (R…, then D…, then I…, in number order)."""
     cited: dict[str, list[str]] = {}
@@ -88,24 +78,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     for item in blocked():
         print(f"skipped {item.name}: blocked by {item.blocked_by}")
-    if args.check:
-        names = stale(args.out, files)
-        if names:
-            print(f"stale vectors in {args.out}: {', '.join(names)}")
-            print("run: python tools/gen_vectors.py")
-            return 1
-        print(f"{len(files)} vectors up to date")
-        return 0
-    args.out.mkdir(parents=True, exist_ok=True)
-    for path in args.out.glob("*.json"):
-        if path.name not in files:
-            path.unlink()
-    for name, text in files.items():
-        path = args.out / name
-        if not path.exists() or path.read_text(encoding="utf-8") != text:
-            path.write_text(text, encoding="utf-8")
-    print(f"wrote {len(files)} vectors to {args.out}")
-    return 0
+    return sync_directory(
+        args.out,
+        files,
+        pattern="*.json",
+        what="vectors",
+        tool="tools/gen_vectors.py",
+        check=args.check,
+    )
 
 
 if __name__ == "__main__":

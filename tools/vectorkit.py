@@ -47,10 +47,8 @@ from inbox_core import (
     Failed,
     HookCause,
     HostRecord,
-    InjectInput,
     MaxTokens,
     Move,
-    NextTurnInput,
     ParentCause,
     PreStepDecided,
     PreStepFailed,
@@ -59,10 +57,8 @@ from inbox_core import (
     Replace,
     ReplayError,
     Resume,
-    Send,
     Source,
     Splice,
-    SteerInput,
     StepFinished,
     TurnStoppingDone,
     UserCause,
@@ -70,8 +66,12 @@ from inbox_core import (
     UserSource,
     command_to_json,
     event_to_json,
+    followup,
+    inject,
     message_to_json,
+    queue,
     replay,
+    steer,
 )
 from inbox_core.commands import Clear
 from inbox_core.state import AgentState
@@ -210,16 +210,16 @@ class Script:
     # ---------------------------------------------------- caller commands
 
     def followup(self, message: Msg, contexts: Sequence[Msg] = (), **kw: Any) -> None:
-        self.run(Send(NextTurnInput(msg(message), msgs(contexts), "next-turn", True)), **kw)
+        self.run(followup(msg(message), msgs(contexts)), **kw)
 
     def queue(self, message: Msg, contexts: Sequence[Msg] = (), **kw: Any) -> None:
-        self.run(Send(NextTurnInput(msg(message), msgs(contexts), "next-turn", False)), **kw)
+        self.run(queue(msg(message), msgs(contexts)), **kw)
 
     def steer(self, message: Msg, contexts: Sequence[Msg] = (), **kw: Any) -> None:
-        self.run(Send(SteerInput(msg(message), msgs(contexts), "next-step", True)), **kw)
+        self.run(steer(msg(message), msgs(contexts)), **kw)
 
     def inject(self, message: Msg, **kw: Any) -> None:
-        self.run(Send(InjectInput(msg(message), (), "next-step", False)), **kw)
+        self.run(inject(msg(message)), **kw)
 
     def splice(
         self, target: str, start: int, delete_count: int, inserted: Sequence[Entry] = (), **kw: Any

@@ -20,21 +20,17 @@ from inbox_core import (
     AgentState,
     AwaitPreStep,
     BeginMaintenance,
-    BlockedReason,
     Cancel,
     CancelRequested,
     Cause,
     Completed,
-    CompletedReason,
     Dispose,
     Disposed,
     DisposedCause,
     DurableEvent,
     EndMaintenance,
     Entry,
-    ErrorReason,
     Failed,
-    HookCause,
     HostRecord,
     Inbox,
     InboxClaimed,
@@ -43,13 +39,10 @@ from inbox_core import (
     InboxInserted,
     InboxMoved,
     InboxSpliced,
-    InterruptedReason,
     MaxTokens,
-    MaxTokensReason,
     MessageAdmitted,
     MessageId,
     Notification,
-    ParentCause,
     PreStepDecided,
     PreStepFailed,
     Resume,
@@ -61,7 +54,6 @@ from inbox_core import (
     TurnEnded,
     TurnStarted,
     TurnStoppingDone,
-    UserCause,
     UserMessage,
 )
 
@@ -69,8 +61,6 @@ TURN_REPORTS: Final = (PreStepDecided, PreStepFailed, StepFinished, TurnStopping
 """The reports of a turn's host (R16, R17)."""
 RECORDING: Final = (*TURN_REPORTS, EndMaintenance)
 """The commands that carry host records (R30)."""
-STATUSES: Final = ("idle", "running", "maintenance")
-_CAUSES: Final = (UserCause, ParentCause, HookCause, DisposedCause)
 
 
 class InvariantViolation(AssertionError):
@@ -235,8 +225,6 @@ class LogChecker:
                     "user/message not right after step/start or user/message "
                     "(nothing, not even a host record, stands between them: R30)",
                 )
-            if not isinstance(event.message, UserMessage):
-                raise self._bad("I4", "user/message without a message")
             self.accepted.add(event.message.id)
             self.touched[event.message.id] = self.seq
             self.admitting = True
@@ -248,11 +236,7 @@ class LogChecker:
             self._abort(event)
         elif isinstance(event, TurnEnded):
             self._turn_end(event)
-        elif isinstance(event, HostRecord):
-            kind = event.type
-            if not (isinstance(kind, str) and kind.startswith("host/") and len(kind) > 5):
-                raise self._bad("I4", f"a host record's type is 'host/<name>', got {kind!r} (R30)")
-        else:
+        elif not isinstance(event, HostRecord):  # a host record stands anywhere else (R30)
             raise self._bad("I4", f"not a durable event: {event!r}")
         self.seq += 1
 
@@ -262,8 +246,6 @@ class LogChecker:
             raise self._bad("I4", f"turn/abort {event.turn} outside its open turn")
         if self.aborted is not None:
             raise self._bad("I4", f"a second turn/abort in turn {event.turn}")
-        if not isinstance(event.cause, _CAUSES):
-            raise self._bad("I4", f"turn/abort with invalid cause {event.cause!r}")
         self.aborted = event.cause
 
     def _turn_end(self, event: TurnEnded) -> None:
@@ -271,8 +253,6 @@ class LogChecker:
             raise self._bad("I4", f"turn/end {event.turn} closes no open turn")
         if self.step_open:
             raise self._bad("I4", f"turn/end {event.turn} with step {self.step} open")
-        if not _valid_reason(event.reason):
-            raise self._bad("I4", f"turn/end with invalid reason {event.reason!r}")
         if self.aborted is not None and event.reason != AbortedReason(self.aborted):
             raise self._bad(
                 "I4", f"turn {event.turn} has turn/abort {self.aborted!r}, ends {event.reason!r}"
@@ -299,22 +279,14 @@ class LogChecker:
             raise self._bad("I4", "a 'moved' removal must be followed by its insertion (R8)")
 
     def _splice(self, event: InboxSpliced) -> None:
-        if event.target not in self.lists:
-            raise self._bad("I4", f"splice target {event.target!r}")
         lst = self.lists[event.target]
         start, removed, inserted = event.start, event.removed_count, event.inserted
-        if not (isinstance(start, int) and isinstance(removed, int)) or start < 0 or removed < 0:
-            raise self._bad("I4", "splice coordinates must be ints >= 0")
         if start + removed > len(lst):
             raise self._bad("I4", f"splice {start}+{removed} beyond length {len(lst)}")
         if not removed and not inserted:
             raise self._bad("I4", "a splice that changes nothing")
-        if event.outcome not in (None, "canceled", "moved"):
-            raise self._bad("I4", f"splice outcome {event.outcome!r}")
         if event.outcome is not None and not removed:
             raise self._bad("I4", "a splice outcome without removal")
-        if not all(isinstance(e, Entry) for e in inserted):
-            raise self._bad("I4", "splice inserts a non-entry")
         claim = bool(removed) and event.outcome is None
         if claim:
             self._check_claim(event.target, start, removed, bool(inserted), len(lst))
@@ -351,16 +323,6 @@ class LogChecker:
             if self.step != 0:
                 raise self._bad("I7", "a next-turn entry claimed between steps")
             self.turn_claimed = True
-
-
-def _valid_reason(reason: object) -> bool:
-    if isinstance(reason, (CompletedReason, BlockedReason, MaxTokensReason, InterruptedReason)):
-        return True
-    if isinstance(reason, ErrorReason):
-        return isinstance(reason.message, str) and isinstance(reason.code, str)
-    if isinstance(reason, AbortedReason):
-        return isinstance(reason.cause, _CAUSES)
-    return False
 
 
 def check_durable_log(events: Iterable[DurableEvent], *, crashes: Iterable[int] = ()) -> LogChecker:
@@ -409,15 +371,10 @@ class NotificationChecker:
                 raise self._bad("I6", f"{note.type} of {note.message.id!r}, not pending")
             self.pending.discard(note.message.id)
         elif isinstance(note, StatusChanged):
-            if note.status not in STATUSES:
-                raise self._bad("I8", f"agent/status {note.status!r} is no status")
             if note.status == self.status:
                 raise self._bad("I8", f"agent/status {note.status!r} twice in a row")
             self.status = note.status
-        elif isinstance(note, AgentError):
-            if not (isinstance(note.message, str) and isinstance(note.code, str)):
-                raise self._bad("R33", f"agent/error without message and code: {note!r}")
-        elif not isinstance(note, (CancelRequested, Disposed)):
+        elif not isinstance(note, (AgentError, CancelRequested, Disposed)):
             raise self._bad("I6", f"not a notification: {note!r}")
         self.index += 1
 

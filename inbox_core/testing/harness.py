@@ -232,7 +232,7 @@ class MachineHarness(RuleBasedStateMachine):
         self._trace = TraceChecker(open_turn=open_turn, aborted=aborted)
         self._prefixes_checked = min(self._prefixes_checked, cut + 1)
         if self.oracle is not None:
-            self.oracle = type(self.oracle).from_log(prefix)
+            self.oracle = type(self.oracle).from_fold(self._log)
             self._compare(f"a crash after {cut} events")
         self.on_crash(prefix, replayed)
         if early is not None:

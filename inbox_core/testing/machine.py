@@ -35,7 +35,6 @@ from inbox_core import (
     MaxTokens,
     MessageId,
     Move,
-    NextTurnInput,
     ParentCause,
     PreStepDecided,
     PreStepFailed,
@@ -46,7 +45,6 @@ from inbox_core import (
     ResolvedAgentInput,
     Send,
     Splice,
-    SteerInput,
     StepFinished,
     StepOutcome,
     Target,
@@ -54,6 +52,10 @@ from inbox_core import (
     UnexpectedReport,
     UserCause,
     UserMessage,
+    followup,
+    inject,
+    queue,
+    steer,
 )
 from inbox_core.testing.harness import FRESH, MachineHarness
 from inbox_core.testing.oracle import answers
@@ -136,24 +138,24 @@ class InboxMachine(MachineHarness):
     @rule(message=_MESSAGES, contexts=_CONTEXTS)
     def followup(self, message: UserMessage, contexts: tuple[UserMessage, ...]) -> None:
         message, contexts = self.fresh(message), self.fresh_all(contexts)
-        self.execute(Send(NextTurnInput(message, contexts, "next-turn", True)))
+        self.execute(followup(message, contexts))
 
     @precondition(_live)
     @rule(message=_MESSAGES, contexts=_CONTEXTS)
     def queue(self, message: UserMessage, contexts: tuple[UserMessage, ...]) -> None:
         message, contexts = self.fresh(message), self.fresh_all(contexts)
-        self.execute(Send(NextTurnInput(message, contexts, "next-turn", False)))
+        self.execute(queue(message, contexts))
 
     @precondition(_live)
     @rule(message=_MESSAGES, contexts=_CONTEXTS)
     def steer(self, message: UserMessage, contexts: tuple[UserMessage, ...]) -> None:
         message, contexts = self.fresh(message), self.fresh_all(contexts)
-        self.execute(Send(SteerInput(message, contexts, "next-step", True)))
+        self.execute(steer(message, contexts))
 
     @precondition(_live)
     @rule(message=_MESSAGES)
     def inject(self, message: UserMessage) -> None:
-        self.execute(Send(InjectInput(self.fresh(message), (), "next-step", False)))
+        self.execute(inject(self.fresh(message)))
 
     @precondition(_live)
     @rule(value=_INPUTS)
@@ -218,7 +220,7 @@ class InboxMachine(MachineHarness):
         then keeps the claim's entry out of the inbox, and R32 still wants one fate."""
         batch = self._batch()
         again = UserMessage(batch[choice % len(batch)].id, "again")
-        self.execute(Send(NextTurnInput(again, (), "next-turn", False)))
+        self.execute(queue(again))
         if crash:
             self.restart(len(self.durable))
 
@@ -244,7 +246,7 @@ class InboxMachine(MachineHarness):
     def _pre_step(self, decision: Decision, records: tuple[HostRecord, ...] = ()) -> None:
         awaiting = self.state.awaiting
         assert isinstance(awaiting, AwaitPreStep)
-        self.execute(PreStepDecided(awaiting.turn, awaiting.step, decision, records))
+        self.execute(awaiting.answer(decision, records))
 
     def _batch(self) -> tuple[UserMessage, ...]:
         awaiting = self.state.awaiting
@@ -297,12 +299,12 @@ class InboxMachine(MachineHarness):
         """A pre-step hook failed: turn/end error, agent/error last (R18, R23, R33)."""
         awaiting = self.state.awaiting
         assert isinstance(awaiting, AwaitPreStep)
-        self.execute(PreStepFailed(awaiting.turn, awaiting.step, message, code, records))
+        self.execute(awaiting.fail(message, code, records))
 
     def _step_finished(self, outcome: StepOutcome, records: tuple[HostRecord, ...] = ()) -> None:
         awaiting = self.state.awaiting
         assert isinstance(awaiting, AwaitStep)
-        self.execute(StepFinished(awaiting.turn, awaiting.step, outcome, records))
+        self.execute(awaiting.answer(outcome, records))
 
     @precondition(_awaiting_step)
     @rule(records=_RECORDS)
@@ -327,15 +329,15 @@ class InboxMachine(MachineHarness):
         self._step_finished(MaxTokens())
         awaiting = self.state.awaiting
         if isinstance(awaiting, AwaitTurnStopping):
-            self.execute(Send(SteerInput(self.fresh(message), (), "next-step", True)))
-            self.execute(TurnStoppingDone(awaiting.turn))
+            self.execute(steer(self.fresh(message)))
+            self.execute(awaiting.answer())
         if isinstance(self.state.awaiting, AwaitPreStep):
             self._pre_step(Enter(self._batch()))
         if isinstance(self.state.awaiting, AwaitStep):
             self._step_finished(Completed())
         awaiting = self.state.awaiting
         if isinstance(awaiting, AwaitTurnStopping):
-            self.execute(TurnStoppingDone(awaiting.turn))
+            self.execute(awaiting.answer())
 
     @precondition(_awaiting_step)
     @rule(message=_WORDS, code=st.sampled_from(["E1", "rate-limit"]), records=_RECORDS)
@@ -348,7 +350,7 @@ class InboxMachine(MachineHarness):
     def turn_stopping_done(self, records: tuple[HostRecord, ...]) -> None:
         awaiting = self.state.awaiting
         assert isinstance(awaiting, AwaitTurnStopping)
-        self.execute(TurnStoppingDone(awaiting.turn, records))
+        self.execute(awaiting.answer(records))
 
     @precondition(_awaiting_turn_stopping)
     @rule(message=_MESSAGES, contexts=_CONTEXTS)
@@ -359,8 +361,8 @@ class InboxMachine(MachineHarness):
         awaiting = self.state.awaiting
         assert isinstance(awaiting, AwaitTurnStopping)
         message, contexts = self.fresh(message), self.fresh_all(contexts)
-        self.execute(Send(SteerInput(message, contexts, "next-step", True)))
-        self.execute(TurnStoppingDone(awaiting.turn))
+        self.execute(steer(message, contexts))
+        self.execute(awaiting.answer())
 
     @rule(
         kind=st.sampled_from((*_REPORT_KINDS, "junk")),
@@ -399,9 +401,9 @@ class InboxMachine(MachineHarness):
             self._pre_step(Enter(awaiting.batch), records)
         elif isinstance(awaiting, AwaitStep):
             outcome = (Completed(), Continue(), MaxTokens())[choice % 3]
-            self.execute(StepFinished(awaiting.turn, awaiting.step, outcome, records))
+            self.execute(awaiting.answer(outcome, records))
         elif isinstance(awaiting, AwaitTurnStopping):
-            self.execute(TurnStoppingDone(awaiting.turn, records))
+            self.execute(awaiting.answer(records))
         elif _in_maintenance(self):
             self.execute(EndMaintenance(records))
 
@@ -431,7 +433,7 @@ class InboxMachine(MachineHarness):
         """A followup while a job runs waits (no turn, R31) and opens one at the job's end;
         a promotion to next-step has no live turn (SteerUnavailable, R8)."""
         message, contexts = self.fresh(message), self.fresh_all(contexts)
-        self.execute(Send(NextTurnInput(message, contexts, "next-turn", True)))
+        self.execute(followup(message, contexts))
         self.execute(Move(message.id, "next-step"))
         self.execute(EndMaintenance(records))
 

@@ -77,6 +77,7 @@ from inbox_core import (
     UserMessage,
 )
 from inbox_core.events import Outcome
+from inbox_core.testing.checks import LogChecker
 from inbox_core.testing.strategies import TARGET_NAMES
 
 Item: TypeAlias = tuple[UserMessage, tuple[UserMessage, ...], bool]
@@ -88,19 +89,7 @@ Waiting: TypeAlias = tuple[Any, ...]
 
 def answers(awaiting: Awaiting | None, report: object) -> bool:
     """Whether a host report answers exactly the awaited action (kind, turn, step)."""
-    if isinstance(report, (PreStepDecided, PreStepFailed)):
-        return isinstance(awaiting, AwaitPreStep) and (awaiting.turn, awaiting.step) == (
-            report.turn,
-            report.step,
-        )
-    if isinstance(report, StepFinished):
-        return isinstance(awaiting, AwaitStep) and (awaiting.turn, awaiting.step) == (
-            report.turn,
-            report.step,
-        )
-    if isinstance(report, TurnStoppingDone):
-        return isinstance(awaiting, AwaitTurnStopping) and awaiting.turn == report.turn
-    return False
+    return awaiting is not None and awaiting.answered_by(report)
 
 
 def waiting_of(awaiting: Awaiting | None) -> Waiting | None:
@@ -169,38 +158,30 @@ class NaiveInbox:
     # ----------------------------------------------------------- from a log
 
     @classmethod
-    def from_log(cls, events: Iterable[DurableEvent]) -> NaiveInbox:
-        """The oracle of a process restarted from a durable log (before ``Resume``).
+    def from_log(cls, events: Iterable[DurableEvent], *, crashes: Iterable[int] = ()) -> NaiveInbox:
+        """The oracle of a process restarted from a durable log (before ``Resume``)."""
+        return cls.from_fold(LogChecker(crashes=crashes).feed(events).crash())
 
-        A job's maintenance is not in the log (R31): the restarted agent is
-        idle, or running its orphaned turn, aborted if the log says so (R23).
+    @classmethod
+    def from_fold(cls, fold: LogChecker) -> NaiveInbox:
+        """The oracle of a process restarted from the log ``fold`` has read.
+
+        The log's facts come from the checker's fold (one reading of a log for
+        the testing tools); what the restarted agent does with them is the
+        oracle's own. A job's maintenance is not in the log (R31): the
+        restarted agent is idle, or running its orphaned turn, aborted if the
+        log says so (R23).
         """
         model = cls()
-        for event in events:
-            if isinstance(event, InboxSpliced):
-                lst = model.pending_list(event.target)
-                removed = lst[event.start : event.start + event.removed_count]
-                lst[event.start : event.start + event.removed_count] = items_of(event.inserted)
-                if removed and event.outcome is None:
-                    model.claimed_list(event.target).extend(removed)
-            elif isinstance(event, TurnStarted):
-                model.last_turn = event.turn
-                model.turn_open = True
-                model.step = 0
-                model.aborted = None
-                model.claimed_step, model.claimed_turn = [], []
-            elif isinstance(event, StepStarted):
-                model.step = event.step
-                model.step_open = True
-                model.claimed_step, model.claimed_turn = [], []
-            elif isinstance(event, StepEnded):
-                model.step_open = False
-            elif isinstance(event, TurnAborted):
-                model.aborted = event.cause
-            elif isinstance(event, TurnEnded):
-                model.turn_open = False
-                model.aborted = None
-                model.claimed_step, model.claimed_turn = [], []
+        model.next_turn = items_of(fold.lists["next-turn"])
+        model.next_step = items_of(fold.lists["next-step"])
+        model.last_turn = fold.last_turn
+        model.turn_open = fold.turn_open
+        model.step = fold.step
+        model.step_open = fold.step_open
+        model.aborted = fold.aborted
+        model.claimed_step = items_of(fold.claim["next-step"])
+        model.claimed_turn = items_of(fold.claim["next-turn"])
         model.status = "running" if model.turn_open else "idle"
         model.needs_resume = model.turn_open or model.any_waking()
         return model
