@@ -52,8 +52,13 @@ from inbox_core.values import Source
 # ------------------------------------------------------------------ messages
 
 
-def msg(message_id: str, text: str | None = None, *, source: Source | None = None,
-        metadata: dict[str, Any] | None = None) -> UserMessage:
+def msg(
+    message_id: str,
+    text: str | None = None,
+    *,
+    source: Source | None = None,
+    metadata: dict[str, Any] | None = None,
+) -> UserMessage:
     """A message with a chosen id (imported identity, R1)."""
     return UserMessage(
         message_id,
@@ -162,8 +167,9 @@ class Run:
     def finish(self, outcome: Any = None) -> Transition:
         awaiting = self.state.awaiting
         assert isinstance(awaiting, AwaitStep), awaiting
-        return self(StepFinished(awaiting.turn, awaiting.step,
-                                 Completed() if outcome is None else outcome))
+        return self(
+            StepFinished(awaiting.turn, awaiting.step, Completed() if outcome is None else outcome)
+        )
 
     def stop(self) -> Transition:
         awaiting = self.state.awaiting
@@ -186,7 +192,6 @@ class Run:
                 self.finish()
             else:
                 self.stop()
-
 
 
 def busy_session() -> Run:
@@ -222,5 +227,3 @@ def busy_session() -> Run:
     run(queue(msg("y")))
     run(Dispose())
     return run
-
-

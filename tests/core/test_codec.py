@@ -82,8 +82,12 @@ SOURCES = [
     (PluginSource("p", "recall"), {"kind": "plugin", "plugin": "p", "form": "recall"}),
     (
         PluginSource("p", "snapshot", [{"name": "n", "text": "t"}, {"name": "m", "text": ""}]),
-        {"kind": "plugin", "plugin": "p", "form": "snapshot",
-         "sections": [{"name": "n", "text": "t"}, {"name": "m", "text": ""}]},
+        {
+            "kind": "plugin",
+            "plugin": "p",
+            "form": "snapshot",
+            "sections": [{"name": "n", "text": "t"}, {"name": "m", "text": ""}],
+        },
     ),
     (
         PluginSource("p", "notice", summary="one line"),
@@ -135,86 +139,161 @@ def test_formats_message_exact_json_with_metadata_absent_when_none():
 
 def test_d12_metadata_null_decodes_as_absent():
     """D12: "metadata": null reads as None."""
-    data = {"id": "m", "role": "user", "content": [], "source": {"kind": "user"},
-            "metadata": None}
+    data = {"id": "m", "role": "user", "content": [], "source": {"kind": "user"}, "metadata": None}
     assert message_from_json(data) == UserMessage("m", [], UserSource(), None)
 
 
 E = Entry(UserMessage("a", "x"), (UserMessage("c", "y", ToolSource("t")),), True)
 E_JSON = {
-    "message": {"id": "a", "role": "user", "content": [{"type": "text", "text": "x"}],
-                "source": {"kind": "user"}},
-    "contexts": [{"id": "c", "role": "user", "content": [{"type": "text", "text": "y"}],
-                  "source": {"kind": "tool", "callId": "t"}}],
+    "message": {
+        "id": "a",
+        "role": "user",
+        "content": [{"type": "text", "text": "x"}],
+        "source": {"kind": "user"},
+    },
+    "contexts": [
+        {
+            "id": "c",
+            "role": "user",
+            "content": [{"type": "text", "text": "y"}],
+            "source": {"kind": "tool", "callId": "t"},
+        }
+    ],
     "wakeup": True,
 }
 
 EVENTS = [
-    pytest.param(InboxSpliced("next-turn", 2, 0, (E,), None),
-                 {"type": "agent/inbox/spliced",
-                  "data": {"target": "next-turn", "start": 2, "inserted": [E_JSON]}},
-                 id="insertion"),
-    pytest.param(InboxSpliced("next-step", 0, 3, (), None),
-                 {"type": "agent/inbox/spliced",
-                  "data": {"target": "next-step", "start": 0, "removedCount": 3, "inserted": []}},
-                 id="claim"),
-    pytest.param(InboxSpliced("next-turn", 1, 1, (E,), "canceled"),
-                 {"type": "agent/inbox/spliced",
-                  "data": {"target": "next-turn", "start": 1, "removedCount": 1,
-                           "inserted": [E_JSON], "outcome": "canceled"}},
-                 id="replace"),
-    pytest.param(InboxSpliced("next-turn", 4, 2, (), "moved"),
-                 {"type": "agent/inbox/spliced",
-                  "data": {"target": "next-turn", "start": 4, "removedCount": 2, "inserted": [],
-                           "outcome": "moved"}},
-                 id="moved"),
+    pytest.param(
+        InboxSpliced("next-turn", 2, 0, (E,), None),
+        {
+            "type": "agent/inbox/spliced",
+            "data": {"target": "next-turn", "start": 2, "inserted": [E_JSON]},
+        },
+        id="insertion",
+    ),
+    pytest.param(
+        InboxSpliced("next-step", 0, 3, (), None),
+        {
+            "type": "agent/inbox/spliced",
+            "data": {"target": "next-step", "start": 0, "removedCount": 3, "inserted": []},
+        },
+        id="claim",
+    ),
+    pytest.param(
+        InboxSpliced("next-turn", 1, 1, (E,), "canceled"),
+        {
+            "type": "agent/inbox/spliced",
+            "data": {
+                "target": "next-turn",
+                "start": 1,
+                "removedCount": 1,
+                "inserted": [E_JSON],
+                "outcome": "canceled",
+            },
+        },
+        id="replace",
+    ),
+    pytest.param(
+        InboxSpliced("next-turn", 4, 2, (), "moved"),
+        {
+            "type": "agent/inbox/spliced",
+            "data": {
+                "target": "next-turn",
+                "start": 4,
+                "removedCount": 2,
+                "inserted": [],
+                "outcome": "moved",
+            },
+        },
+        id="moved",
+    ),
     pytest.param(TurnStarted(7), {"type": "turn/start", "data": {"turn": 7}}, id="turn-start"),
-    pytest.param(StepStarted(7, 2), {"type": "step/start", "data": {"turn": 7, "step": 2}},
-                 id="step-start"),
-    pytest.param(MessageAdmitted(UserMessage("u", "hi", GoalSource("g", 1), {"m": 1})),
-                 {"type": "user/message",
-                  "data": {"id": "u", "role": "user", "content": [{"type": "text", "text": "hi"}],
-                           "source": {"kind": "goal", "goalId": "g", "round": 1},
-                           "metadata": {"m": 1}}},
-                 id="user-message"),
-    pytest.param(StepEnded(7, 2), {"type": "step/end", "data": {"turn": 7, "step": 2}},
-                 id="step-end"),
-    pytest.param(TurnEnded(1, CompletedReason()),
-                 {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}},
-                 id="completed"),
-    pytest.param(TurnEnded(1, BlockedReason()),
-                 {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "blocked"}}},
-                 id="blocked"),
-    pytest.param(TurnEnded(1, MaxTokensReason()),
-                 {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "max-tokens"}}},
-                 id="max-tokens"),
-    pytest.param(TurnEnded(1, InterruptedReason()),
-                 {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "interrupted"}}},
-                 id="interrupted"),
-    pytest.param(TurnEnded(1, ErrorReason("boom", "E1")),
-                 {"type": "turn/end",
-                  "data": {"turn": 1, "reason": {"kind": "error",
-                                                 "error": {"message": "boom", "code": "E1"}}}},
-                 id="error"),
-    pytest.param(TurnEnded(1, AbortedReason(UserCause())),
-                 {"type": "turn/end",
-                  "data": {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "user"}}}},
-                 id="aborted-user"),
-    pytest.param(TurnEnded(1, AbortedReason(ParentCause())),
-                 {"type": "turn/end",
-                  "data": {"turn": 1,
-                           "reason": {"kind": "aborted", "reason": {"kind": "parent"}}}},
-                 id="aborted-parent"),
-    pytest.param(TurnEnded(1, AbortedReason(DisposedCause())),
-                 {"type": "turn/end",
-                  "data": {"turn": 1,
-                           "reason": {"kind": "aborted", "reason": {"kind": "disposed"}}}},
-                 id="aborted-disposed"),
-    pytest.param(TurnEnded(1, AbortedReason(HookCause("why"))),
-                 {"type": "turn/end",
-                  "data": {"turn": 1, "reason": {"kind": "aborted",
-                                                 "reason": {"kind": "hook", "reason": "why"}}}},
-                 id="aborted-hook"),
+    pytest.param(
+        StepStarted(7, 2), {"type": "step/start", "data": {"turn": 7, "step": 2}}, id="step-start"
+    ),
+    pytest.param(
+        MessageAdmitted(UserMessage("u", "hi", GoalSource("g", 1), {"m": 1})),
+        {
+            "type": "user/message",
+            "data": {
+                "id": "u",
+                "role": "user",
+                "content": [{"type": "text", "text": "hi"}],
+                "source": {"kind": "goal", "goalId": "g", "round": 1},
+                "metadata": {"m": 1},
+            },
+        },
+        id="user-message",
+    ),
+    pytest.param(
+        StepEnded(7, 2), {"type": "step/end", "data": {"turn": 7, "step": 2}}, id="step-end"
+    ),
+    pytest.param(
+        TurnEnded(1, CompletedReason()),
+        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}},
+        id="completed",
+    ),
+    pytest.param(
+        TurnEnded(1, BlockedReason()),
+        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "blocked"}}},
+        id="blocked",
+    ),
+    pytest.param(
+        TurnEnded(1, MaxTokensReason()),
+        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "max-tokens"}}},
+        id="max-tokens",
+    ),
+    pytest.param(
+        TurnEnded(1, InterruptedReason()),
+        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "interrupted"}}},
+        id="interrupted",
+    ),
+    pytest.param(
+        TurnEnded(1, ErrorReason("boom", "E1")),
+        {
+            "type": "turn/end",
+            "data": {
+                "turn": 1,
+                "reason": {"kind": "error", "error": {"message": "boom", "code": "E1"}},
+            },
+        },
+        id="error",
+    ),
+    pytest.param(
+        TurnEnded(1, AbortedReason(UserCause())),
+        {
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "user"}}},
+        },
+        id="aborted-user",
+    ),
+    pytest.param(
+        TurnEnded(1, AbortedReason(ParentCause())),
+        {
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "parent"}}},
+        },
+        id="aborted-parent",
+    ),
+    pytest.param(
+        TurnEnded(1, AbortedReason(DisposedCause())),
+        {
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "disposed"}}},
+        },
+        id="aborted-disposed",
+    ),
+    pytest.param(
+        TurnEnded(1, AbortedReason(HookCause("why"))),
+        {
+            "type": "turn/end",
+            "data": {
+                "turn": 1,
+                "reason": {"kind": "aborted", "reason": {"kind": "hook", "reason": "why"}},
+            },
+        },
+        id="aborted-hook",
+    ),
 ]
 
 
@@ -235,24 +314,43 @@ def test_formats_log_records_with_seq_decode():
 
 
 NOTIFICATIONS = [
-    (InboxInserted(UserMessage("a", "x")),
-     {"type": "agent/inbox/inserted", "data": {"message": E_JSON["message"]}}),
-    (InboxDiscarded(UserMessage("a", "x")),
-     {"type": "agent/inbox/discarded", "data": {"message": E_JSON["message"]}}),
-    (InboxClaimed(UserMessage("a", "x"), 3),
-     {"type": "agent/inbox/claimed", "data": {"message": E_JSON["message"], "turn": 3}}),
-    (InboxMoved(UserMessage("a", "x"), "next-step"),
-     {"type": "agent/inbox/moved", "data": {"message": E_JSON["message"], "target": "next-step"}}),
+    (
+        InboxInserted(UserMessage("a", "x")),
+        {"type": "agent/inbox/inserted", "data": {"message": E_JSON["message"]}},
+    ),
+    (
+        InboxDiscarded(UserMessage("a", "x")),
+        {"type": "agent/inbox/discarded", "data": {"message": E_JSON["message"]}},
+    ),
+    (
+        InboxClaimed(UserMessage("a", "x"), 3),
+        {"type": "agent/inbox/claimed", "data": {"message": E_JSON["message"], "turn": 3}},
+    ),
+    (
+        InboxMoved(UserMessage("a", "x"), "next-step"),
+        {
+            "type": "agent/inbox/moved",
+            "data": {"message": E_JSON["message"], "target": "next-step"},
+        },
+    ),
     (StatusChanged("running"), {"type": "agent/status", "data": {"status": "running"}}),
     (StatusChanged("idle"), {"type": "agent/status", "data": {"status": "idle"}}),
-    (CancelRequested(UserCause()),
-     {"type": "agent/cancel-requested", "data": {"cause": {"kind": "user"}}}),
-    (CancelRequested(ParentCause()),
-     {"type": "agent/cancel-requested", "data": {"cause": {"kind": "parent"}}}),
-    (CancelRequested(HookCause("r")),
-     {"type": "agent/cancel-requested", "data": {"cause": {"kind": "hook", "reason": "r"}}}),
-    (CancelRequested(DisposedCause()),
-     {"type": "agent/cancel-requested", "data": {"cause": {"kind": "disposed"}}}),
+    (
+        CancelRequested(UserCause()),
+        {"type": "agent/cancel-requested", "data": {"cause": {"kind": "user"}}},
+    ),
+    (
+        CancelRequested(ParentCause()),
+        {"type": "agent/cancel-requested", "data": {"cause": {"kind": "parent"}}},
+    ),
+    (
+        CancelRequested(HookCause("r")),
+        {"type": "agent/cancel-requested", "data": {"cause": {"kind": "hook", "reason": "r"}}},
+    ),
+    (
+        CancelRequested(DisposedCause()),
+        {"type": "agent/cancel-requested", "data": {"cause": {"kind": "disposed"}}},
+    ),
     (Disposed(), {"type": "agent/disposed", "data": {}}),
 ]
 
@@ -362,63 +460,111 @@ BAD_EVENTS = [
     pytest.param(spliced(inserted={}), id="inserted-object"),
     pytest.param(spliced(removed=1), id="snake-or-unknown-key"),
     pytest.param(spliced(inserted=[{"message": MESSAGE, "contexts": []}]), id="entry-no-wakeup"),
-    pytest.param(spliced(inserted=[{"message": MESSAGE, "contexts": [], "wakeup": 1}]),
-                 id="entry-wakeup-int"),
-    pytest.param(spliced(inserted=[{"message": MESSAGE, "contexts": {}, "wakeup": True}]),
-                 id="entry-contexts-object"),
-    pytest.param({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "finished"}}},
-                 id="unknown-reason"),
-    pytest.param({"type": "turn/end", "data": {"turn": 1, "reason": "completed"}},
-                 id="reason-string"),
-    pytest.param({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed",
-                                                                    "why": "x"}}},
-                 id="reason-extra-key"),
-    pytest.param({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "error",
-                                                                    "error": {"message": "m"}}}},
-                 id="error-missing-code"),
-    pytest.param({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "error",
-                                                                    "message": "m",
-                                                                    "code": "c"}}},
-                 id="error-flattened"),
-    pytest.param({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "aborted",
-                                                                    "reason": {"kind": "boss"}}}},
-                 id="unknown-cause"),
-    pytest.param({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "aborted",
-                                                                    "reason": {"kind": "hook"}}}},
-                 id="hook-without-reason"),
-    pytest.param({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "aborted",
-                                                                    "reason": {"kind": "hook",
-                                                                               "reason": 5}}}},
-                 id="hook-reason-int"),
-    pytest.param({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "aborted",
-                                                                    "cause": {"kind": "user"}}}},
-                 id="aborted-cause-key"),
+    pytest.param(
+        spliced(inserted=[{"message": MESSAGE, "contexts": [], "wakeup": 1}]), id="entry-wakeup-int"
+    ),
+    pytest.param(
+        spliced(inserted=[{"message": MESSAGE, "contexts": {}, "wakeup": True}]),
+        id="entry-contexts-object",
+    ),
+    pytest.param(
+        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "finished"}}},
+        id="unknown-reason",
+    ),
+    pytest.param(
+        {"type": "turn/end", "data": {"turn": 1, "reason": "completed"}}, id="reason-string"
+    ),
+    pytest.param(
+        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed", "why": "x"}}},
+        id="reason-extra-key",
+    ),
+    pytest.param(
+        {
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": {"kind": "error", "error": {"message": "m"}}},
+        },
+        id="error-missing-code",
+    ),
+    pytest.param(
+        {
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": {"kind": "error", "message": "m", "code": "c"}},
+        },
+        id="error-flattened",
+    ),
+    pytest.param(
+        {
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "boss"}}},
+        },
+        id="unknown-cause",
+    ),
+    pytest.param(
+        {
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": {"kind": "aborted", "reason": {"kind": "hook"}}},
+        },
+        id="hook-without-reason",
+    ),
+    pytest.param(
+        {
+            "type": "turn/end",
+            "data": {
+                "turn": 1,
+                "reason": {"kind": "aborted", "reason": {"kind": "hook", "reason": 5}},
+            },
+        },
+        id="hook-reason-int",
+    ),
+    pytest.param(
+        {
+            "type": "turn/end",
+            "data": {"turn": 1, "reason": {"kind": "aborted", "cause": {"kind": "user"}}},
+        },
+        id="aborted-cause-key",
+    ),
     pytest.param({"type": "user/message", "data": {**MESSAGE, "role": "assistant"}}, id="role"),
-    pytest.param({"type": "user/message", "data": {k: v for k, v in MESSAGE.items()
-                                                   if k != "id"}}, id="message-missing-id"),
+    pytest.param(
+        {"type": "user/message", "data": {k: v for k, v in MESSAGE.items() if k != "id"}},
+        id="message-missing-id",
+    ),
     pytest.param({"type": "user/message", "data": {**MESSAGE, "extra": 1}}, id="message-extra"),
-    pytest.param({"type": "user/message", "data": {**MESSAGE, "content": "text"}},
-                 id="content-string"),
+    pytest.param(
+        {"type": "user/message", "data": {**MESSAGE, "content": "text"}}, id="content-string"
+    ),
     pytest.param({"type": "user/message", "data": {**MESSAGE, "source": {}}}, id="source-no-kind"),
-    pytest.param({"type": "user/message", "data": {**MESSAGE, "source": {"kind": 1}}},
-                 id="source-kind-int"),
-    pytest.param({"type": "user/message", "data": {**MESSAGE, "source": "user"}},
-                 id="source-string"),
-    pytest.param({"type": "user/message", "data": {**MESSAGE, "source": {"kind": "user",
-                                                                          "x": 1}}},
-                 id="user-source-extra"),
-    pytest.param({"type": "user/message", "data": {**MESSAGE, "source": {"kind": "goal",
-                                                                          "goal_id": "g",
-                                                                          "round": 1}}},
-                 id="goal-snake-case"),
-    pytest.param({"type": "user/message", "data": {**MESSAGE, "source": {"kind": "tool"}}},
-                 id="tool-missing-call-id"),
-    pytest.param({"type": "user/message", "data": {**MESSAGE, "source": {"kind": "plugin"}}},
-                 id="plugin-missing-name"),
-    pytest.param({"type": "user/message", "data": {**MESSAGE, "source": {"kind": "plugin",
-                                                                          "plugin": "p",
-                                                                          "style": "x"}}},
-                 id="plugin-extra"),
+    pytest.param(
+        {"type": "user/message", "data": {**MESSAGE, "source": {"kind": 1}}}, id="source-kind-int"
+    ),
+    pytest.param(
+        {"type": "user/message", "data": {**MESSAGE, "source": "user"}}, id="source-string"
+    ),
+    pytest.param(
+        {"type": "user/message", "data": {**MESSAGE, "source": {"kind": "user", "x": 1}}},
+        id="user-source-extra",
+    ),
+    pytest.param(
+        {
+            "type": "user/message",
+            "data": {**MESSAGE, "source": {"kind": "goal", "goal_id": "g", "round": 1}},
+        },
+        id="goal-snake-case",
+    ),
+    pytest.param(
+        {"type": "user/message", "data": {**MESSAGE, "source": {"kind": "tool"}}},
+        id="tool-missing-call-id",
+    ),
+    pytest.param(
+        {"type": "user/message", "data": {**MESSAGE, "source": {"kind": "plugin"}}},
+        id="plugin-missing-name",
+    ),
+    pytest.param(
+        {
+            "type": "user/message",
+            "data": {**MESSAGE, "source": {"kind": "plugin", "plugin": "p", "style": "x"}},
+        },
+        id="plugin-extra",
+    ),
 ]
 
 
@@ -434,8 +580,10 @@ def test_formats_malformed_event_documents_raise_decode_error(data):
     [
         {**MESSAGE, "id": ""},
         {**MESSAGE, "source": {"kind": "goal", "goalId": "g", "round": -1}},
-        {**MESSAGE, "source": {"kind": "plugin", "plugin": "p", "form": "notice",
-                               "summary": "x" * 121}},
+        {
+            **MESSAGE,
+            "source": {"kind": "plugin", "plugin": "p", "form": "notice", "summary": "x" * 121},
+        },
         {**MESSAGE, "source": {"kind": "plugin", "plugin": "p", "form": "snapshot"}},
         {**MESSAGE, "content": [{"n": float("nan")}]},
     ],
@@ -449,8 +597,14 @@ def test_formats_value_rules_inside_well_shaped_documents_raise_invalid_input(da
 
 @pytest.mark.parametrize(
     "data",
-    [{"type": "launch"}, {"type": "clear", "x": 1}, {"kind": "clear"}, [],
-     {"type": "remove"}, {"type": "cancel", "cause": {"kind": "user"}}],
+    [
+        {"type": "launch"},
+        {"type": "clear", "x": 1},
+        {"kind": "clear"},
+        [],
+        {"type": "remove"},
+        {"type": "cancel", "cause": {"kind": "user"}},
+    ],
     ids=["unknown", "extra", "no-type", "array", "missing-field", "missing-keep-inbox"],
 )
 def test_formats_malformed_command_documents_raise_decode_error(data):

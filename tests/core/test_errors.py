@@ -89,8 +89,9 @@ def rejects_construction(run: Run, build: Callable[[], Any], error: type[Excepti
 
 DUPLICATES = [
     pytest.param(lambda: Splice("next-turn", 0, 0, (e("x"), e("x"))), id="within-one-splice"),
-    pytest.param(lambda: Splice("next-step", 0, 0, (e("x"), e("y", "x"))),
-                 id="context-vs-sibling-in-splice"),
+    pytest.param(
+        lambda: Splice("next-step", 0, 0, (e("x"), e("y", "x"))), id="context-vs-sibling-in-splice"
+    ),
     pytest.param(lambda: followup(msg("x"), [msg("x")]), id="within-one-entry"),
     pytest.param(lambda: followup(msg("x"), [msg("c"), msg("c")]), id="two-equal-contexts"),
     pytest.param(lambda: steer(msg("a")), id="across-lists-steer"),
@@ -140,8 +141,9 @@ def test_d7_enter_batch_with_a_repeated_id_raises_and_changes_nothing():
     run = pending()
     error = run.rejects(PreStepDecided(1, 1, Enter((msg("run"), msg("run")))), DuplicateMessageId)
     assert error.message_id == "run"
-    error = run.rejects(PreStepDecided(1, 1, Enter((msg("x"), msg("run"), msg("x", "other")))),
-                        DuplicateMessageId)
+    error = run.rejects(
+        PreStepDecided(1, 1, Enter((msg("x"), msg("run"), msg("x", "other")))), DuplicateMessageId
+    )
     assert error.message_id == "x"  # the repeated id, not the first or the last
 
 
@@ -163,9 +165,10 @@ def test_d7_enter_batch_with_a_repeated_id_raises_and_changes_nothing():
         pytest.param(lambda: Splice("next-turn", 0, "1", ()), id="delete-str"),
         pytest.param(lambda: Splice("next-turn", 0, 0, (msg("x"),)), id="inserted-message"),
         pytest.param(lambda: Splice("next-turn", 0, 0, ({"message": "x"},)), id="inserted-dict"),
-        pytest.param(lambda: Splice("next-turn", 0, 0,
-                                    (NextTurnInput(msg("x"), (), "next-turn", True),)),
-                     id="inserted-input"),
+        pytest.param(
+            lambda: Splice("next-turn", 0, 0, (NextTurnInput(msg("x"), (), "next-turn", True),)),
+            id="inserted-input",
+        ),
         pytest.param(lambda: Splice("next-turn", 0, 0, e("x")), id="inserted-bare-entry"),
         pytest.param(lambda: Splice("next-turn", 0, 0, None), id="inserted-none"),
         pytest.param(lambda: Splice("next-turn", 0, 0, "ab"), id="inserted-str"),
@@ -183,13 +186,18 @@ def test_r5_malformed_splices_raise_invalid_splice(build):
 @pytest.mark.parametrize(
     "build",
     [
-        pytest.param(lambda: InjectInput(msg("x"), (msg("c"),), "next-step", False),
-                     id="inject-with-contexts"),
+        pytest.param(
+            lambda: InjectInput(msg("x"), (msg("c"),), "next-step", False),
+            id="inject-with-contexts",
+        ),
         pytest.param(lambda: SteerInput(msg("x"), (), "next-step", False), id="steer-no-wakeup"),
-        pytest.param(lambda: NextTurnInput(msg("x"), (), "next-step", True),
-                     id="next-turn-targeting-next-step"),
-        pytest.param(lambda: InjectInput(msg("x"), (), "next-turn", False),
-                     id="inject-targeting-next-turn"),
+        pytest.param(
+            lambda: NextTurnInput(msg("x"), (), "next-step", True),
+            id="next-turn-targeting-next-step",
+        ),
+        pytest.param(
+            lambda: InjectInput(msg("x"), (), "next-turn", False), id="inject-targeting-next-turn"
+        ),
         pytest.param(lambda: Send(e("x")), id="send-entry"),
         pytest.param(lambda: Send(None), id="send-none"),
         pytest.param(lambda: Cancel(DisposedCause()), id="cancel-disposed-cause"),
@@ -216,8 +224,9 @@ def test_r5_malformed_splices_raise_invalid_splice(build):
         pytest.param(lambda: Enter(msg("x")), id="enter-bare-message"),
         pytest.param(lambda: HookCause(None), id="hook-reason-none"),
         pytest.param(lambda: followup(msg(""), []), id="empty-message-id"),
-        pytest.param(lambda: steer(msg("x", source=None), [msg("c", source=HookCause("r"))]),
-                     id="non-source"),
+        pytest.param(
+            lambda: steer(msg("x", source=None), [msg("c", source=HookCause("r"))]), id="non-source"
+        ),
     ],
 )
 def test_r11_d17_malformed_commands_raise_invalid_input(build):
@@ -272,8 +281,14 @@ def test_r26_reports_while_idle_are_unexpected(report):
         PreStepFailed(1, 2, "m", "c"),
         PreStepFailed(2, 1, "m", "c"),
     ],
-    ids=["step-finished", "stopping", "wrong-turn", "wrong-step", "failed-wrong-step",
-         "failed-wrong-turn"],
+    ids=[
+        "step-finished",
+        "stopping",
+        "wrong-turn",
+        "wrong-step",
+        "failed-wrong-step",
+        "failed-wrong-turn",
+    ],
 )
 def test_r26_wrong_phase_or_turn_or_step_at_pre_step(report):
     """R26: while AwaitPreStep(1, 1) only PreStepDecided/Failed(1, 1) answers."""
@@ -319,8 +334,12 @@ def test_r26_reports_for_a_previous_turn_are_stale():
     run.step_through()
     run.stop()
     assert run.state.last_turn == 2
-    for report in (TurnStoppingDone(1), StepFinished(1, 1, Completed()),
-                   PreStepDecided(1, 1, Reject()), PreStepDecided(1, 2, Reject())):
+    for report in (
+        TurnStoppingDone(1),
+        StepFinished(1, 1, Completed()),
+        PreStepDecided(1, 1, Reject()),
+        PreStepDecided(1, 2, Reject()),
+    ):
         run.rejects(report, UnexpectedReport)
 
 
@@ -361,8 +380,12 @@ def test_r25_d16_every_command_after_dispose_raises_agent_disposed(command):
 
 @pytest.mark.parametrize(
     "report",
-    [StepFinished(1, 1, Completed()), TurnStoppingDone(1), PreStepDecided(1, 2, Reject()),
-     PreStepDecided(2, 1, Reject())],
+    [
+        StepFinished(1, 1, Completed()),
+        TurnStoppingDone(1),
+        PreStepDecided(1, 2, Reject()),
+        PreStepDecided(2, 1, Reject()),
+    ],
     ids=["phase", "stopping", "step", "turn"],
 )
 def test_r25_d16_non_matching_reports_after_dispose_raise_agent_disposed(report):
@@ -459,7 +482,11 @@ def test_i11_rejections_at_every_phase_change_nothing():
         else:
             run.stop()
     assert phases == [
-        "AwaitPreStep", "AwaitStep", "AwaitPreStep", "AwaitStep", "AwaitTurnStopping",
+        "AwaitPreStep",
+        "AwaitStep",
+        "AwaitPreStep",
+        "AwaitStep",
+        "AwaitTurnStopping",
     ]
     assert run.state.next_turn == (Entry(msg("q"), (), False),)
     state = AgentState.initial()

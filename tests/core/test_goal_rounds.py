@@ -82,8 +82,11 @@ def test_r28_inbox_events_and_other_sources_never_change_goal_state():
     run = Run()
     run(queue(goal("q", "g", 1)))
     run(followup(msg("u", source=PluginSource("p"))))
-    run(PreStepDecided(1, 1, Enter((msg("u", source=PluginSource("p")),
-                                    msg("t", source=ToolSource("c"))))))
+    run(
+        PreStepDecided(
+            1, 1, Enter((msg("u", source=PluginSource("p")), msg("t", source=ToolSource("c"))))
+        )
+    )
     spliced = [e for e in run.log if e.type == "agent/inbox/spliced"]
     assert spliced
     assert goal_rounds(spliced) == {}

@@ -17,8 +17,9 @@ from inbox_core.inbox import EMPTY_INBOX, Inbox, batch_of, normalize_splice
 from inbox_core.sequence import CHUNK, keys_between
 from tests.core.helpers import msg
 
-FAST = settings(max_examples=60, deadline=None, database=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(
+    max_examples=60, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 
 def entry(mid: str, *contexts: str, wakeup: bool = False) -> Entry:
@@ -96,15 +97,21 @@ operation = st.one_of(
     st.tuples(st.just("claim"), st.booleans()),
     st.tuples(st.just("found"), st.integers(0, 10_000), st.booleans()),
     # sends and claims: one-by-one appends fill whole chunks; head pops take a prefix
-    st.tuples(st.just("appends"), st.sampled_from(["next-turn", "next-step"]),
-              st.integers(1, 2 * CHUNK + 3), st.booleans()),
-    st.tuples(st.just("pop"), st.sampled_from(["next-turn", "next-step"]),
-              st.integers(1, CHUNK + 2)),
+    st.tuples(
+        st.just("appends"),
+        st.sampled_from(["next-turn", "next-step"]),
+        st.integers(1, 2 * CHUNK + 3),
+        st.booleans(),
+    ),
+    st.tuples(
+        st.just("pop"), st.sampled_from(["next-turn", "next-step"]), st.integers(1, CHUNK + 2)
+    ),
 )
 
 
-@settings(max_examples=40, deadline=None, database=None,
-          suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=40, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 @given(st.lists(operation, min_size=1, max_size=20))
 def test_r5_r9_inbox_edits_match_a_plain_list_model(ops):
     """R4, R5, R9: chunked splices, claims and in-place edits equal list operations."""
@@ -235,10 +242,17 @@ def test_r4_inbox_value_is_persistent():
         pytest.param([], [], "next-step", [entry("a", "c", "c")], "c", id="two-equal-contexts"),
         pytest.param([entry("a")], [], "next-step", [entry("a")], "a", id="across-lists"),
         pytest.param([entry("a", "c")], [], "next-turn", [entry("c")], "c", id="vs-context"),
-        pytest.param([entry("a")], [], "next-step", [entry("b", "a")], "a",
-                     id="context-vs-pending"),
-        pytest.param([], [entry("a")], "next-turn", [entry("x"), entry("y", "x")], "x",
-                     id="context-vs-sibling"),
+        pytest.param(
+            [entry("a")], [], "next-step", [entry("b", "a")], "a", id="context-vs-pending"
+        ),
+        pytest.param(
+            [],
+            [entry("a")],
+            "next-turn",
+            [entry("x"), entry("y", "x")],
+            "x",
+            id="context-vs-sibling",
+        ),
     ],
 )
 def test_r4_duplicate_message_id_raises_and_inbox_is_unchanged(

@@ -69,8 +69,13 @@ def test_r10_replay_of_a_busy_session_equals_the_live_projection():
     """R10, I4, I5: every event kind and reason; the fold reproduces the projection."""
     run = busy_session()
     reasons = [type(e.reason).__name__ for e in run.log if isinstance(e, TurnEnded)]
-    assert reasons == ["MaxTokensReason", "BlockedReason", "ErrorReason", "AbortedReason",
-                       "ErrorReason"]
+    assert reasons == [
+        "MaxTokensReason",
+        "BlockedReason",
+        "ErrorReason",
+        "AbortedReason",
+        "ErrorReason",
+    ]
     outcomes = {e.outcome for e in run.log if isinstance(e, InboxSpliced)}
     assert outcomes == {None, "canceled", "moved"}
     state = replay(run.log)
@@ -346,8 +351,14 @@ def base_log() -> list[Any]:
     run.step_through()
     run.stop()
     assert [e.type for e in run.log] == [
-        "agent/inbox/spliced", "turn/start", "agent/inbox/spliced", "step/start",
-        "user/message", "user/message", "step/end", "turn/end",
+        "agent/inbox/spliced",
+        "turn/start",
+        "agent/inbox/spliced",
+        "step/start",
+        "user/message",
+        "user/message",
+        "step/end",
+        "turn/end",
     ]
     return run.log
 
@@ -359,13 +370,22 @@ def bad(prefix: int, *events: Any) -> list[Any]:
 BAD_LOGS = [
     pytest.param(lambda: bad(2, TurnStarted(1)), 2, id="duplicate-turn-start"),
     pytest.param(lambda: bad(3, TurnStarted(2)), 3, id="turn-start-while-open"),
-    pytest.param(lambda: bad(8, inserted("next-turn", 0, waking("b")), TurnStarted(3)), 9,
-                 id="turn-number-skipped"),
-    pytest.param(lambda: bad(8, inserted("next-turn", 0, waking("b")), TurnStarted(1)), 9,
-                 id="turn-number-reused"),
+    pytest.param(
+        lambda: bad(8, inserted("next-turn", 0, waking("b")), TurnStarted(3)),
+        9,
+        id="turn-number-skipped",
+    ),
+    pytest.param(
+        lambda: bad(8, inserted("next-turn", 0, waking("b")), TurnStarted(1)),
+        9,
+        id="turn-number-reused",
+    ),
     pytest.param(lambda: [TurnStarted(1)], 0, id="turn-start-nothing-pending"),
-    pytest.param(lambda: [inserted("next-turn", 0, quiet("q")), TurnStarted(1)], 1,
-                 id="turn-start-only-quiet-pending"),
+    pytest.param(
+        lambda: [inserted("next-turn", 0, quiet("q")), TurnStarted(1)],
+        1,
+        id="turn-start-only-quiet-pending",
+    ),
     pytest.param(lambda: bad(3, StepEnded(1, 1)), 3, id="step-end-without-step-start"),
     pytest.param(lambda: bad(6, StepEnded(1, 2)), 6, id="step-end-wrong-step"),
     pytest.param(lambda: bad(6, StepEnded(2, 1)), 6, id="step-end-wrong-turn"),
@@ -377,45 +397,99 @@ BAD_LOGS = [
     pytest.param(lambda: [MessageAdmitted(msg("x"))], 0, id="user-message-first"),
     pytest.param(lambda: bad(3, MessageAdmitted(msg("x"))), 3, id="user-message-at-boundary"),
     pytest.param(lambda: bad(7, MessageAdmitted(msg("x"))), 7, id="user-message-after-step-end"),
-    pytest.param(lambda: bad(6, inserted("next-step", 0, quiet("i")), MessageAdmitted(msg("x"))),
-                 7, id="user-message-after-a-splice"),
-    pytest.param(lambda: bad(7, TurnEnded(1, CompletedReason()),
-                             TurnEnded(1, CompletedReason())), 8, id="turn-end-twice"),
+    pytest.param(
+        lambda: bad(6, inserted("next-step", 0, quiet("i")), MessageAdmitted(msg("x"))),
+        7,
+        id="user-message-after-a-splice",
+    ),
+    pytest.param(
+        lambda: bad(7, TurnEnded(1, CompletedReason()), TurnEnded(1, CompletedReason())),
+        8,
+        id="turn-end-twice",
+    ),
     pytest.param(lambda: bad(6, TurnEnded(1, CompletedReason())), 6, id="turn-end-step-open"),
     pytest.param(lambda: bad(3, TurnEnded(2, CompletedReason())), 3, id="turn-end-wrong-turn"),
     pytest.param(lambda: [TurnEnded(1, CompletedReason())], 0, id="turn-end-nothing-open"),
-    pytest.param(lambda: bad(1, inserted("next-turn", 5, quiet("x"))), 1,
-                 id="splice-start-out-of-range"),
+    pytest.param(
+        lambda: bad(1, inserted("next-turn", 5, quiet("x"))), 1, id="splice-start-out-of-range"
+    ),
     pytest.param(lambda: bad(1, canceled("next-turn", 0, 2)), 1, id="splice-removes-too-many"),
     pytest.param(lambda: bad(1, canceled("next-turn", 1, 1)), 1, id="splice-removes-past-end"),
     pytest.param(lambda: bad(1, canceled("next-step", 0, 1)), 1, id="splice-empty-list"),
     pytest.param(lambda: bad(1, inserted("next-step", 0, quiet("a"))), 1, id="duplicate-id"),
     pytest.param(lambda: [InboxSpliced("next-turn", 0, 0, (), None)], 0, id="empty-splice"),
-    pytest.param(lambda: [InboxSpliced("next-turn", 0, 0, (quiet("x"),), "canceled")], 0,
-                 id="outcome-on-insertion"),
-    pytest.param(lambda: bad(1, inserted("next-step", 0, quiet("ac"))), 1,
-                 id="duplicate-context-id"),
-    pytest.param(lambda: bad(1, inserted("next-step", 0, quiet("x", "a"))), 1,
-                 id="duplicate-as-context"),
-    pytest.param(lambda: bad(0, inserted("next-step", 0, quiet("x"), quiet("x"))), 0,
-                 id="duplicate-in-one-splice"),
-    pytest.param(lambda: [inserted("next-turn", 0, quiet("q")), claimed("next-turn", 1)], 1,
-                 id="claim-while-idle"),
-    pytest.param(lambda: bad(6, inserted("next-step", 0, quiet("i")), claimed("next-step", 1)),
-                 7, id="claim-inside-a-step"),
-    pytest.param(lambda: [inserted("next-turn", 0, waking("a"), waking("b")), TurnStarted(1),
-                          InboxSpliced("next-turn", 1, 1, (), None)], 2,
-                 id="claim-not-at-head"),
-    pytest.param(lambda: [inserted("next-turn", 0, waking("a"), waking("b")), TurnStarted(1),
-                          claimed("next-turn", 2)], 2, id="claim-two-next-turn-entries"),
-    pytest.param(lambda: [inserted("next-turn", 0, waking("a"), waking("b")), TurnStarted(1),
-                          claimed("next-turn", 1), claimed("next-turn", 1)], 3,
-                 id="second-next-turn-claim-in-a-turn"),
-    pytest.param(lambda: [inserted("next-step", 0, waking("a"), quiet("b")), TurnStarted(1),
-                          claimed("next-step", 1)], 2, id="partial-next-step-claim"),
-    pytest.param(lambda: [inserted("next-turn", 0, waking("a")), TurnStarted(1),
-                          InboxSpliced("next-turn", 0, 1, (quiet("b"),), None)], 2,
-                 id="claim-with-insertion"),
+    pytest.param(
+        lambda: [InboxSpliced("next-turn", 0, 0, (quiet("x"),), "canceled")],
+        0,
+        id="outcome-on-insertion",
+    ),
+    pytest.param(
+        lambda: bad(1, inserted("next-step", 0, quiet("ac"))), 1, id="duplicate-context-id"
+    ),
+    pytest.param(
+        lambda: bad(1, inserted("next-step", 0, quiet("x", "a"))), 1, id="duplicate-as-context"
+    ),
+    pytest.param(
+        lambda: bad(0, inserted("next-step", 0, quiet("x"), quiet("x"))),
+        0,
+        id="duplicate-in-one-splice",
+    ),
+    pytest.param(
+        lambda: [inserted("next-turn", 0, quiet("q")), claimed("next-turn", 1)],
+        1,
+        id="claim-while-idle",
+    ),
+    pytest.param(
+        lambda: bad(6, inserted("next-step", 0, quiet("i")), claimed("next-step", 1)),
+        7,
+        id="claim-inside-a-step",
+    ),
+    pytest.param(
+        lambda: [
+            inserted("next-turn", 0, waking("a"), waking("b")),
+            TurnStarted(1),
+            InboxSpliced("next-turn", 1, 1, (), None),
+        ],
+        2,
+        id="claim-not-at-head",
+    ),
+    pytest.param(
+        lambda: [
+            inserted("next-turn", 0, waking("a"), waking("b")),
+            TurnStarted(1),
+            claimed("next-turn", 2),
+        ],
+        2,
+        id="claim-two-next-turn-entries",
+    ),
+    pytest.param(
+        lambda: [
+            inserted("next-turn", 0, waking("a"), waking("b")),
+            TurnStarted(1),
+            claimed("next-turn", 1),
+            claimed("next-turn", 1),
+        ],
+        3,
+        id="second-next-turn-claim-in-a-turn",
+    ),
+    pytest.param(
+        lambda: [
+            inserted("next-step", 0, waking("a"), quiet("b")),
+            TurnStarted(1),
+            claimed("next-step", 1),
+        ],
+        2,
+        id="partial-next-step-claim",
+    ),
+    pytest.param(
+        lambda: [
+            inserted("next-turn", 0, waking("a")),
+            TurnStarted(1),
+            InboxSpliced("next-turn", 0, 1, (quiet("b"),), None),
+        ],
+        2,
+        id="claim-with-insertion",
+    ),
     pytest.param(lambda: bad(3, object()), 3, id="unknown-event-object"),
     pytest.param(lambda: bad(1, InboxInserted(msg("x"))), 1, id="notification-in-log"),
     pytest.param(lambda: bad(0, None), 0, id="none-event"),
@@ -470,5 +544,6 @@ def test_r27_resume_replays_blocked_and_error_turns_without_resume():
     state = replay(run.log)
     assert not state.resume_required
     assert [e.reason for e in run.log if isinstance(e, TurnEnded)] == [
-        BlockedReason(), ErrorReason("x", "y")
+        BlockedReason(),
+        ErrorReason("x", "y"),
     ]

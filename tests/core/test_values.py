@@ -132,10 +132,14 @@ def test_r1_invalid_message_values_raise_invalid_input(build):
         pytest.param(lambda: PluginSource("p", "snapshot"), id="snapshot-without-sections"),
         pytest.param(lambda: PluginSource("p", "snapshot", "abc"), id="sections-str"),
         pytest.param(lambda: PluginSource("p", "snapshot", [{"name": "a"}]), id="section-shape"),
-        pytest.param(lambda: PluginSource("p", "snapshot", [{"name": 1, "text": "t"}]),
-                     id="section-name-type"),
-        pytest.param(lambda: PluginSource("p", "catalog", [{"name": "a", "text": "b"}]),
-                     id="sections-on-catalog"),
+        pytest.param(
+            lambda: PluginSource("p", "snapshot", [{"name": 1, "text": "t"}]),
+            id="section-name-type",
+        ),
+        pytest.param(
+            lambda: PluginSource("p", "catalog", [{"name": "a", "text": "b"}]),
+            id="sections-on-catalog",
+        ),
         pytest.param(lambda: PluginSource("p", "notice"), id="notice-without-summary"),
         pytest.param(lambda: PluginSource("p", "notice", summary="x" * 121), id="summary-121"),
         pytest.param(lambda: PluginSource("p", "notice", summary="two\nlines"), id="summary-lf"),
@@ -248,8 +252,10 @@ def test_r11_every_input_field_is_mandatory_in_order(cls):
 @pytest.mark.parametrize(
     "build",
     [
-        pytest.param(lambda: InjectInput(msg("m"), (msg("c"),), "next-step", False),
-                     id="inject-with-contexts"),
+        pytest.param(
+            lambda: InjectInput(msg("m"), (msg("c"),), "next-step", False),
+            id="inject-with-contexts",
+        ),
         pytest.param(lambda: InjectInput(msg("m"), (), "next-step", True), id="inject-waking"),
         pytest.param(lambda: InjectInput(msg("m"), (), "next-turn", False), id="inject-next-turn"),
         pytest.param(lambda: SteerInput(msg("m"), (), "next-step", False), id="steer-not-waking"),
@@ -278,14 +284,30 @@ def test_r11_bad_inputs_raise_invalid_input_at_run_time(build):
 @pytest.mark.parametrize(
     ("value", "target", "wakeup", "has_contexts"),
     [
-        pytest.param(NextTurnInput(msg("m"), (msg("c"),), "next-turn", True),
-                     "next-turn", True, True, id="followup"),
-        pytest.param(NextTurnInput(msg("m"), (msg("c"),), "next-turn", False),
-                     "next-turn", False, True, id="queue"),
-        pytest.param(SteerInput(msg("m"), (msg("c"),), "next-step", True),
-                     "next-step", True, True, id="steer"),
-        pytest.param(InjectInput(msg("m"), (), "next-step", False),
-                     "next-step", False, False, id="inject"),
+        pytest.param(
+            NextTurnInput(msg("m"), (msg("c"),), "next-turn", True),
+            "next-turn",
+            True,
+            True,
+            id="followup",
+        ),
+        pytest.param(
+            NextTurnInput(msg("m"), (msg("c"),), "next-turn", False),
+            "next-turn",
+            False,
+            True,
+            id="queue",
+        ),
+        pytest.param(
+            SteerInput(msg("m"), (msg("c"),), "next-step", True),
+            "next-step",
+            True,
+            True,
+            id="steer",
+        ),
+        pytest.param(
+            InjectInput(msg("m"), (), "next-step", False), "next-step", False, False, id="inject"
+        ),
     ],
 )
 def test_r12_four_intents_route_to_target_and_wakeup(value, target, wakeup, has_contexts):
@@ -297,8 +319,13 @@ def test_r12_four_intents_route_to_target_and_wakeup(value, target, wakeup, has_
 
 @pytest.mark.parametrize(
     "summary",
-    ["first\u2028second", "first\u2029second", "first\x85second", "first\x0bsecond",
-     "first\x0csecond"],
+    [
+        "first\u2028second",
+        "first\u2029second",
+        "first\x85second",
+        "first\x0bsecond",
+        "first\x0csecond",
+    ],
     ids=["u2028", "u2029", "nel", "vt", "ff"],
 )
 def test_r2_notice_summary_with_any_line_break_is_not_one_line(summary):

@@ -36,15 +36,12 @@ from inbox_core import (
     InboxSpliced,
     InterruptedReason,
     MessageAdmitted,
-    NextTurnInput,
     Notification,
     PreStepDecided,
     Remove,
     ReplayError,
     Resume,
-    Send,
     StatusChanged,
-    SteerInput,
     StepEnded,
     StepFinished,
     StepStarted,
@@ -56,8 +53,10 @@ from inbox_core import (
     UnexpectedReport,
     UserCause,
     UserMessage,
+    queue,
     reduce,
     replay,
+    steer,
 )
 from inbox_core.inbox import Inbox
 from inbox_core.testing import (
@@ -553,7 +552,7 @@ def run(
     return state, durable, notes, records
 
 
-STEER = Send(SteerInput(m("s"), (m("c"),), "next-step", True))
+STEER = steer(m("s"), (m("c"),))
 
 
 def test_i12_prefix_does_not_replay() -> None:
@@ -610,7 +609,7 @@ def test_i12_resume_needed_twice() -> None:
 
 
 def test_i12_resume_restores_the_claim() -> None:
-    _, log, _, _ = run(STEER, Send(SteerInput(m("t"), (), "next-step", True)))
+    _, log, _, _ = run(STEER, steer(m("t")))
     resumed = check_resume(log)
     # turn 1 interrupted, its claim restored, and claimed again by turn 2
     assert isinstance(resumed.state.awaiting, AwaitPreStep)
@@ -618,7 +617,7 @@ def test_i12_resume_restores_the_claim() -> None:
 
 
 def test_i12_d20_resume_restores_next_step_before_next_turn() -> None:
-    queued = Send(NextTurnInput(m("q"), (), "next-turn", False))
+    queued = queue(m("q"))
     _, log, _, _ = run(queued, STEER)  # turn 1 claimed s (next-step) and q (next-turn)
     resumed = check_resume(log)
     restores = [e.target for e in resumed.durable if isinstance(e, InboxSpliced) and e.inserted]
@@ -677,7 +676,7 @@ def test_i11_the_machine_sees_a_state_changed_in_place_before_a_rejection() -> N
 
 def test_check_invariants_on_a_real_run() -> None:
     state, durable, notes, records = run(
-        Send(SteerInput(m("s"), (m("c"),), "next-step", True)),
+        steer(m("s"), (m("c"),)),
         PreStepDecided(1, 1, Enter((m("c"), m("s")))),
         Cancel(UserCause(), keep_inbox=True),
         StepFinished(1, 1, Completed()),

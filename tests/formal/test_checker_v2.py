@@ -46,15 +46,12 @@ from inbox_core import (
     InvalidInput,
     MessageAdmitted,
     MessageId,
-    NextTurnInput,
     Notification,
     ParentCause,
     PendingFate,
     PreStepDecided,
     PreStepFailed,
-    Send,
     StatusChanged,
-    SteerInput,
     StepEnded,
     StepFinished,
     StepStarted,
@@ -66,8 +63,11 @@ from inbox_core import (
     UserCause,
     UserMessage,
     fates,
+    followup,
+    queue,
     reduce,
     replay,
+    steer,
 )
 from inbox_core.testing import (
     InboxMachine,
@@ -110,9 +110,9 @@ def violated(invariant: str, check: Callable[[], object]) -> InvariantViolation:
 
 REC = HostRecord("host/reply", {"text": "hi", "n": [1, 2]})
 REC2 = HostRecord("host/summary", "compacted")
-STEER = Send(SteerInput(m("s"), (m("c"),), "next-step", True))
-QUEUE = Send(NextTurnInput(m("q"), (), "next-turn", False))
-FOLLOWUP = Send(NextTurnInput(m("a"), (), "next-turn", True))
+STEER = steer(m("s"), (m("c"),))
+QUEUE = queue(m("q"))
+FOLLOWUP = followup(m("a"))
 
 
 def run(
@@ -490,7 +490,7 @@ def test_i12_r27_an_orphan_without_turn_abort_resumes_interrupted() -> None:
 
 def test_i12_d9_an_entry_comes_back_without_its_clashing_context() -> None:
     """D9 (v2): a context sent again stays with the newer message; the primary is restored."""
-    _, log, _, _ = run(STEER, Send(NextTurnInput(m("c"), (), "next-turn", False)))
+    _, log, _, _ = run(STEER, queue(m("c")))
     resumed = check_resume(log)
     assert resumed.durable[1] == insert("next-step", 0, Entry(m("s"), (), True))
 
@@ -521,17 +521,17 @@ def fates_with(
 def every_fate_log() -> list[DurableEvent]:
     """One log with a message of every fate (R32)."""
     _, log, _, _ = run(
-        Send(NextTurnInput(m("x"), (m("xc"),), "next-turn", False)),  # canceled below
-        Send(NextTurnInput(m("a"), (), "next-turn", True)),  # turn 1 claims x; a waits
+        queue(m("x"), (m("xc"),)),  # canceled below
+        followup(m("a")),  # turn 1 claims x; a waits
         PreStepDecided(1, 1, Enter((m("xc"), m("new")))),  # xc admitted, x dropped, new added
         StepFinished(1, 1, Completed()),
         TurnStoppingDone(1),  # turn 2 claims a
         PreStepFailed(2, 1, "boom", "E1"),  # a consumed
-        Send(NextTurnInput(m("p"), (), "next-turn", False)),  # p pending
-        Send(NextTurnInput(m("k"), (), "next-turn", False)),
+        queue(m("p")),  # p pending
+        queue(m("k")),
         Cancel(),  # p and k canceled
-        Send(NextTurnInput(m("p"), (), "next-turn", False)),  # p pending again
-        Send(SteerInput(m("w"), (), "next-step", True)),  # turn 3 claims w and p
+        queue(m("p")),  # p pending again
+        steer(m("w")),  # turn 3 claims w and p
     )
     return log
 

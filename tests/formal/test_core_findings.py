@@ -13,11 +13,10 @@ from inbox_core import (
     AgentState,
     Cancel,
     Dispose,
-    NextTurnInput,
-    Send,
-    SteerInput,
     UserMessage,
+    followup,
     reduce,
+    steer,
 )
 from inbox_core.testing import NaiveInbox
 
@@ -35,20 +34,20 @@ def test_dispose_after_a_cancel_disposes() -> None:
     Fixed in 08a078c ("silent Dispose kept").
     """
     state = AgentState.initial()
-    state = reduce(state, Send(SteerInput(m("m0"), (), "next-step", True))).state
+    state = reduce(state, steer(m("m0"))).state
     state = reduce(state, Cancel()).state
     disposed = reduce(state, Dispose())
     assert disposed.state.disposed
     with pytest.raises(AgentDisposed):
-        reduce(disposed.state, Send(NextTurnInput(m("m1"), (), "next-turn", True)))
+        reduce(disposed.state, followup(m("m1")))
 
 
 def test_the_oracle_disposes_after_a_cancel() -> None:
     """The oracle follows R25 on the same sequence (that is how the bug was found)."""
     oracle = NaiveInbox()
-    oracle.apply(Send(SteerInput(m("m0"), (), "next-step", True)))
+    oracle.apply(steer(m("m0")))
     oracle.apply(Cancel())
     oracle.apply(Dispose())
     assert oracle.disposed
     with pytest.raises(AgentDisposed):
-        oracle.apply(Send(NextTurnInput(m("m1"), (), "next-turn", True)))
+        oracle.apply(followup(m("m1")))

@@ -51,14 +51,12 @@ from inbox_core import (
     InboxInserted,
     InboxMoved,
     InboxSpliced,
-    InjectInput,
     InterruptedReason,
     InvalidInput,
     MaintenanceUnavailable,
     MaxTokens,
     MaxTokensReason,
     Move,
-    NextTurnInput,
     Notification,
     ParentCause,
     PreStepDecided,
@@ -71,7 +69,6 @@ from inbox_core import (
     Send,
     Splice,
     StatusChanged,
-    SteerInput,
     SteerUnavailable,
     StepEnded,
     StepFinished,
@@ -88,6 +85,7 @@ from inbox_core import (
     reduce,
     replay,
 )
+from inbox_core import commands as intents
 from inbox_core.testing import NaiveInbox, check_fates, items_of
 
 REC = HostRecord("host/reply", {"text": "hi"})
@@ -99,19 +97,19 @@ def m(message_id: str) -> UserMessage:
 
 
 def followup(message_id: str, *contexts: str) -> Send:
-    return Send(NextTurnInput(m(message_id), tuple(map(m, contexts)), "next-turn", True))
+    return intents.followup(m(message_id), tuple(map(m, contexts)))
 
 
 def queue(message_id: str, *contexts: str) -> Send:
-    return Send(NextTurnInput(m(message_id), tuple(map(m, contexts)), "next-turn", False))
+    return intents.queue(m(message_id), tuple(map(m, contexts)))
 
 
 def steer(message_id: str, *contexts: str) -> Send:
-    return Send(SteerInput(m(message_id), tuple(map(m, contexts)), "next-step", True))
+    return intents.steer(m(message_id), tuple(map(m, contexts)))
 
 
 def inject(message_id: str) -> Send:
-    return Send(InjectInput(m(message_id), (), "next-step", False))
+    return intents.inject(m(message_id))
 
 
 def enter(turn: int, step: int, *ids: str) -> PreStepDecided:
@@ -677,8 +675,8 @@ def test_r2_r28_goal_round_zero_is_valid_and_never_counted() -> None:
     context = UserMessage("g0", "goal", source=GoalSource("g", 0))
     first = UserMessage("g1", "go on", source=GoalSource("g", 1))
     played = play(
-        Send(NextTurnInput(context, (), "next-turn", False)),
-        Send(NextTurnInput(first, (), "next-turn", True)),
+        intents.queue(context),
+        intents.followup(first),
     )
     played = play(PreStepDecided(1, 1, Enter((context,))), start=played)
     assert goal_rounds(played.durable) == {}  # round 0 is context, not a round

@@ -36,10 +36,8 @@ from inbox_core import (
     HookCause,
     HostRecord,
     InboxCoreError,
-    InjectInput,
     MaxTokens,
     Move,
-    NextTurnInput,
     Notification,
     ParentCause,
     PluginSource,
@@ -49,18 +47,20 @@ from inbox_core import (
     Remove,
     Replace,
     Resume,
-    Send,
     Source,
     Splice,
-    SteerInput,
     StepFinished,
     ToolSource,
     TurnStoppingDone,
     UserCause,
     UserMessage,
     UserSource,
+    followup,
+    inject,
+    queue,
     reduce,
     replay,
+    steer,
 )
 from inbox_core.commands import Clear
 
@@ -164,13 +164,13 @@ def random_command(rng: random.Random, state: AgentState) -> Command:
     kind = rng.randrange(12)
     message = _message(rng)
     if kind == 0:
-        return Send(NextTurnInput(message, _contexts(rng), "next-turn", True))
+        return followup(message, _contexts(rng))
     if kind == 1:
-        return Send(NextTurnInput(message, _contexts(rng), "next-turn", False))
+        return queue(message, _contexts(rng))
     if kind == 2:
-        return Send(SteerInput(message, _contexts(rng), "next-step", True))
+        return steer(message, _contexts(rng))
     if kind == 3:
-        return Send(InjectInput(message, (), "next-step", False))
+        return inject(message)
     if kind == 4:
         inserted = tuple(_entry(rng) for _ in range(rng.randrange(3)))
         return Splice(rng.choice(TARGETS), rng.randrange(-3, 5), rng.randrange(-1, 3), inserted)

@@ -43,6 +43,7 @@ from inbox_core import (
     StepStarted,
     TurnEnded,
     TurnStarted,
+    followup,
     reduce,
     replay,
 )
@@ -243,10 +244,10 @@ def test_I12_R27_crash_loop_slow(tmp_path: Path) -> None:
 
 def test_R27_the_loss_checker_detects_an_unrestored_claim() -> None:
     """R27: the checker used above flags a claim an interrupted turn did not give back."""
-    from inbox_core import NextTurnInput, Send, create_user_message
+    from inbox_core import create_user_message
 
     message = create_user_message("x")
-    sent = reduce(AgentState.initial(), Send(NextTurnInput(message, (), "next-turn", True)))
+    sent = reduce(AgentState.initial(), followup(message))
     cut = list(sent.durable)  # crash between claim and decision
     resumed = list(reduce(replay(cut), Resume()).durable)
     assert not unaccounted(cut + resumed)

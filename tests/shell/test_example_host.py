@@ -34,7 +34,13 @@ def test_R30_R31_streaming_host_example() -> None:
     turns = [b for b in blocks if isinstance(b, TurnTranscript)]
     reasons = [t.reason.kind if t.reason else None for t in turns]
     assert reasons == [
-        "completed", "completed", "completed", "aborted", "completed", "aborted", "completed"
+        "completed",
+        "completed",
+        "completed",
+        "aborted",
+        "completed",
+        "aborted",
+        "completed",
     ]
     first = turns[0]
     assert [s.step for s in first.steps] == [1, 2, 3]  # tool call (Continue), reply, steer

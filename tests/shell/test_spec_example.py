@@ -9,10 +9,9 @@ from typing import Any
 from inbox_core import (
     Cancel,
     InterruptedReason,
-    NextTurnInput,
-    Send,
     TurnEnded,
     create_user_message,
+    followup,
     replay,
 )
 from inbox_core.codec import event_from_json
@@ -51,7 +50,7 @@ def test_R23_R27_embedding_example_cancel_and_resume() -> None:
     embedded = namespace["EmbeddedAgent"]
     log: list[dict[str, Any]] = []
     agent = embedded(log)
-    agent.apply(Send(NextTurnInput(create_user_message("x"), (), "next-turn", True)))
+    agent.apply(followup(create_user_message("x")))
     cut = list(log)  # a crash right after the claim
     agent.apply(Cancel())
     agent.run_until_idle(lambda turn, step: (_ for _ in ()).throw(AssertionError("model ran")))
