@@ -42,10 +42,18 @@ def _alias(source: str, alias: str) -> str:
     return _NAME.sub(alias, source)
 
 
-def load(base: Path, patched: Path, tmp: Path) -> dict[str, dict[str, ModuleType]]:
-    """Import both cores (and a workloads module bound to each) under distinct names."""
-    workloads_src = (Path(__file__).resolve().parent / "workloads.py").read_text()
+def load(
+    base: Path, patched: Path, tmp: Path, base_workloads: Path | None = None
+) -> dict[str, dict[str, ModuleType]]:
+    """Import both cores (and a workloads module bound to each) under distinct names.
+
+    ``base_workloads``: the base core's own ``workloads.py`` when this one uses
+    names the base core does not have (an older core).
+    """
+    here = Path(__file__).resolve().parent / "workloads.py"
+    sources = {"base": base_workloads or here, "patched": here}
     for label, src in zip(LABELS, (base, patched), strict=True):
+        workloads_src = sources[label].read_text()
         alias = f"inbox_core_{label}"
         dst = tmp / alias
         shutil.copytree(src, dst, ignore=shutil.ignore_patterns("__pycache__"))
@@ -205,12 +213,17 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="B1,B2,B3,B5")
     parser.add_argument("--events", type=int, default=300_000)
     parser.add_argument("--out", type=Path)
+    parser.add_argument(
+        "--base-workloads",
+        type=Path,
+        help="workloads.py of the base core's commit (for a core older than today's workloads)",
+    )
     args = parser.parse_args(argv)
     only = {part.strip().upper() for part in args.only.split(",")}
     started = time.perf_counter()
     result: dict[str, Any] = {}
     with tempfile.TemporaryDirectory(prefix="inbox-ab-") as tmp:
-        mods = load(args.base.resolve(), args.patched.resolve(), Path(tmp))
+        mods = load(args.base.resolve(), args.patched.resolve(), Path(tmp), args.base_workloads)
         if "B1" in only:
             result.update(ab_steady(mods, args.rounds, 1_000))
         if "B2" in only:

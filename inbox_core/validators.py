@@ -63,14 +63,11 @@ def strict_bool(_inst: object, attribute: attrs.Attribute[Any], value: object) -
 
 def one_of(choices: tuple[object, ...], error: type[Exception] = InvalidInput) -> Validator:
     """One of a few literals (a target, a status, an outcome), compared by type too."""
-    allowed = frozenset((type(choice), choice) for choice in choices)
+    types = frozenset(type(choice) for choice in choices)  # all hashable: checked first
+    allowed = frozenset(choices)
 
     def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        try:
-            ok = (type(value), value) in allowed
-        except TypeError:  # unhashable
-            ok = False
-        if not ok:
+        if type(value) not in types or value not in allowed:
             raise error(f"{attribute.name} must be one of {choices!r}, got {value!r}")
 
     return check
@@ -97,7 +94,7 @@ def tuple_of(
                 raise error(f"expected a sequence of {what}, got {type(value).__name__}")
             value = tuple(value)
         for item in value:
-            if not isinstance(item, kind):
+            if type(item) is not kind and not isinstance(item, kind):
                 raise error(f"expected {what}, got {item!r}")
         return value
 
