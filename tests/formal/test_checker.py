@@ -7,7 +7,7 @@ The last tests run the checker over real runs, where it must stay silent.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import attrs
 import pytest
@@ -36,7 +36,6 @@ from inbox_core import (
     InboxSpliced,
     InterruptedReason,
     MessageAdmitted,
-    Notification,
     PreStepDecided,
     Remove,
     ReplayError,
@@ -52,7 +51,6 @@ from inbox_core import (
     TurnStoppingDone,
     UnexpectedReport,
     UserCause,
-    UserMessage,
     queue,
     reduce,
     replay,
@@ -72,30 +70,7 @@ from inbox_core.testing import (
     check_state,
     run_machine,
 )
-
-
-def m(message_id: str) -> UserMessage:
-    return UserMessage(message_id, message_id)
-
-
-def entry(message_id: str, *, wakeup: bool = True, contexts: Sequence[str] = ()) -> Entry:
-    return Entry(m(message_id), tuple(m(c) for c in contexts), wakeup)
-
-
-def insert(target: str, start: int, *entries: Entry) -> InboxSpliced:
-    return InboxSpliced(target, start, 0, entries)  # type: ignore[arg-type]
-
-
-def claim(target: str, count: int) -> InboxSpliced:
-    return InboxSpliced(target, 0, count, ())  # type: ignore[arg-type]
-
-
-def violated(invariant: str, check: Callable[[], object]) -> InvariantViolation:
-    with pytest.raises(InvariantViolation) as caught:
-        check()
-    assert caught.value.invariant == invariant, str(caught.value)
-    assert str(caught.value).startswith(f"{invariant}: ")
-    return caught.value
+from tests.formal.checker_kit import GOOD, STEER, claim, entry, insert, m, run, violated
 
 
 @attrs.frozen
@@ -132,17 +107,6 @@ class Fake:
 
 
 IDLE: AgentState = Fake()  # type: ignore[assignment]
-
-# A well-formed log: a followup opens turn 1, one step admits it, the turn completes.
-GOOD: list[DurableEvent] = [
-    insert("next-turn", 0, entry("a")),
-    TurnStarted(1),
-    claim("next-turn", 1),
-    StepStarted(1, 1),
-    MessageAdmitted(m("a")),
-    StepEnded(1, 1),
-    TurnEnded(1, CompletedReason()),
-]
 
 
 def test_good_log_passes() -> None:
@@ -532,27 +496,6 @@ def test_i11_silent_command_changes_the_state() -> None:
 
 
 # ------------------------------------------------------------------------------ I12
-
-
-def run(
-    *commands: Command,
-) -> tuple[AgentState, list[DurableEvent], list[Notification], list[Record]]:
-    state = AgentState.initial()
-    durable: list[DurableEvent] = []
-    notes: list[Notification] = []
-    records: list[Record] = []
-    for command in commands:
-        transition = reduce(state, command)
-        records.append(
-            Record(command, state, transition.state, transition.durable, transition.notifications)
-        )
-        state = transition.state
-        durable.extend(transition.durable)
-        notes.extend(transition.notifications)
-    return state, durable, notes, records
-
-
-STEER = steer(m("s"), (m("c"),))
 
 
 def test_i12_prefix_does_not_replay() -> None:

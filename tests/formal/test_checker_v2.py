@@ -46,7 +46,6 @@ from inbox_core import (
     InvalidInput,
     MessageAdmitted,
     MessageId,
-    Notification,
     ParentCause,
     PendingFate,
     PreStepDecided,
@@ -61,7 +60,6 @@ from inbox_core import (
     TurnStarted,
     TurnStoppingDone,
     UserCause,
-    UserMessage,
     fates,
     followup,
     queue,
@@ -82,56 +80,12 @@ from inbox_core.testing import (
     check_resume,
     run_machine,
 )
-
-
-def m(message_id: str) -> UserMessage:
-    return UserMessage(message_id, message_id)
-
-
-def entry(message_id: str, *, wakeup: bool = True) -> Entry:
-    return Entry(m(message_id), (), wakeup)
-
-
-def insert(target: str, start: int, *entries: Entry) -> InboxSpliced:
-    return InboxSpliced(target, start, 0, entries)  # type: ignore[arg-type]
-
-
-def claim(target: str, count: int) -> InboxSpliced:
-    return InboxSpliced(target, 0, count, ())  # type: ignore[arg-type]
-
-
-def violated(invariant: str, check: Callable[[], object]) -> InvariantViolation:
-    with pytest.raises(InvariantViolation) as caught:
-        check()
-    assert caught.value.invariant == invariant, str(caught.value)
-    assert str(caught.value).startswith(f"{invariant}: ")
-    return caught.value
-
+from tests.formal.checker_kit import GOOD, STEER, claim, entry, insert, m, run, violated
 
 REC = HostRecord("host/reply", {"text": "hi", "n": [1, 2]})
 REC2 = HostRecord("host/summary", "compacted")
-STEER = steer(m("s"), (m("c"),))
 QUEUE = queue(m("q"))
 FOLLOWUP = followup(m("a"))
-
-
-def run(
-    *commands: Command,
-) -> tuple[AgentState, list[DurableEvent], list[Notification], list[Record]]:
-    """Run ``commands`` through ``reduce`` from the initial state; every one must be accepted."""
-    state = AgentState.initial()
-    durable: list[DurableEvent] = []
-    notes: list[Notification] = []
-    records: list[Record] = []
-    for command in commands:
-        transition = reduce(state, command)
-        records.append(
-            Record(command, state, transition.state, transition.durable, transition.notifications)
-        )
-        state = transition.state
-        durable.extend(transition.durable)
-        notes.extend(transition.notifications)
-    return state, durable, notes, records
 
 
 def tampered(records: Sequence[Record], index: int, **changes: object) -> list[Record]:
@@ -141,16 +95,6 @@ def tampered(records: Sequence[Record], index: int, **changes: object) -> list[R
     return changed
 
 
-# A well-formed log: a followup opens turn 1, one step admits it, the turn completes.
-GOOD: list[DurableEvent] = [
-    insert("next-turn", 0, entry("a")),
-    TurnStarted(1),
-    claim("next-turn", 1),
-    StepStarted(1, 1),
-    MessageAdmitted(m("a")),
-    StepEnded(1, 1),
-    TurnEnded(1, CompletedReason()),
-]
 # Turn 1 aborted by a user cancel before its decision: it ends aborted (R23).
 ABORTED: list[DurableEvent] = [
     *GOOD[:3],
