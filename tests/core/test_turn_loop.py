@@ -26,9 +26,11 @@ from inbox_core import (
     Reject,
     StatusChanged,
     StepEnded,
+    StepFinished,
     StepStarted,
     TurnEnded,
     TurnStarted,
+    TurnStoppingDone,
 )
 from tests.core.helpers import Run, claimed, followup, inject, inserted, msg, queue, steer
 
@@ -337,3 +339,22 @@ def test_r16_r17_each_turn_phase_names_its_turn_and_step():
     run.finish()
     assert isinstance(run.state.phase, TurnStopping)
     assert (run.state.phase.turn, run.state.phase.step) == (1, 1)
+
+
+def test_r26_an_awaited_action_is_answered_only_by_its_own_report() -> None:
+    """R26: ``answered_by`` checks the report's kind, turn and step; ``answer`` and
+    ``fail`` build reports that pass it."""
+    pre, step, stop = AwaitPreStep(2, 3, ()), AwaitStep(2, 3), AwaitTurnStopping(2)
+    assert pre.answered_by(pre.answer(Reject()))
+    assert pre.answered_by(pre.fail("boom", "E"))
+    assert step.answered_by(step.answer(Continue()))
+    assert stop.answered_by(stop.answer())
+    for wrong in (PreStepDecided(2, 2, Reject()), PreStepDecided(1, 3, Reject())):
+        assert not pre.answered_by(wrong)
+    assert not pre.answered_by(StepFinished(2, 3, Continue()))
+    assert not step.answered_by(StepFinished(2, 4, Continue()))
+    assert not step.answered_by(StepFinished(3, 3, Continue()))
+    assert not step.answered_by(PreStepFailed(2, 3, "boom", "E"))
+    assert not stop.answered_by(TurnStoppingDone(1))
+    assert not stop.answered_by(StepFinished(2, 3, Continue()))
+    assert not stop.answered_by(None)
