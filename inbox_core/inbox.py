@@ -241,6 +241,15 @@ class Inbox:
                 index = index.delete(removed[0].message.id)
             else:
                 index = index.set(inserted[0].message.id, (target, new_keys[0]))
+        elif (
+            len(removed) == len(inserted) == 1
+            and not removed[0].contexts
+            and not inserted[0].contexts
+            and not rekey
+        ):
+            # a replacement without contexts (Replace): two map operations
+            index = index.delete(removed[0].message.id)
+            index = index.set(inserted[0].message.id, (target, new_keys[0]))
         elif removed or inserted:
             with index.mutate() as edit:
                 for entry in removed:
@@ -268,6 +277,15 @@ class Inbox:
         if not removed and len(inserted) == 1 and not inserted[0].contexts:
             message_id = inserted[0].message.id  # a send: one lookup, no sets
             if message_id in self._index:
+                raise DuplicateMessageId(message_id)
+            return
+        if (
+            len(removed) == len(inserted) == 1
+            and not removed[0].contexts
+            and not inserted[0].contexts
+        ):
+            message_id = inserted[0].message.id  # a replace: the removed id is free again
+            if message_id in self._index and message_id != removed[0].message.id:
                 raise DuplicateMessageId(message_id)
             return
         freed = {message.id for entry in removed for message in entry.messages}

@@ -172,7 +172,42 @@ class KeyedSeq:
                     removed,
                     [],
                 )
+        if count == 1 and len(inserted) <= 1:
+            return self._swap_one(chunk, offset, tuple(inserted))
         return self._recut(chunk, offset, count, inserted)
+
+    def _swap_one(
+        self, chunk: int, offset: int, inserted: tuple[Entry, ...]
+    ) -> tuple[KeyedSeq, tuple[Entry, ...], list[Key]]:
+        """Replace (a ``Replace``) or remove (a ``Remove``) one entry inside its chunk.
+
+        A replacement takes the removed entry's key (it is still strictly between
+        the neighbours), so the key chunks are shared. A removal that would leave
+        its chunk under half full (with other chunks around) re-cuts instead.
+        """
+        items, keys = self.items, self.keys
+        run, run_keys = items[chunk], keys[chunk]
+        if not inserted and len(run) <= CHUNK // 2 and len(items) > 1:
+            return self._recut(chunk, offset, 1, inserted)
+        removed = run[offset]
+        new_items = (
+            *items[:chunk],
+            run[:offset] + inserted + run[offset + 1 :],
+            *items[chunk + 1 :],
+        )
+        if inserted:
+            new_keys = keys  # the replacement keeps the removed entry's key
+            inserted_keys = [run_keys[offset]]
+        else:
+            new_keys = (
+                *keys[:chunk],
+                run_keys[:offset] + run_keys[offset + 1 :],
+                *keys[chunk + 1 :],
+            )
+            inserted_keys = []  # never empties a chunk: a lone entry is the head (see splice)
+        waking = self.waking - removed.wakeup + sum(entry.wakeup for entry in inserted)
+        length = self.length - 1 + len(inserted)
+        return KeyedSeq(new_items, new_keys, length, waking), (removed,), inserted_keys
 
     def append(self, entry: Entry) -> tuple[KeyedSeq, Key]:
         """Add one entry at the end (a send): copies only the end chunk; returns its key."""

@@ -319,3 +319,25 @@ def test_inbox_of_fills_both_lists() -> None:
     assert found is not None
     assert (found.target, found.position) == ("next-turn", 1)
     assert inbox.entries("next-turn") == (entry("t1"), entry("t2"))
+
+
+def test_removing_one_entry_from_a_short_chunk_recuts_it() -> None:
+    """R7: a Remove that would leave a chunk under half full (not the only chunk) re-cuts it
+    with its neighbour; removing one from a fuller chunk edits that chunk alone. Either
+    way the order, the keys and every lookup hold."""
+    names = [f"n{i}" for i in range(2 * CHUNK + 10)]
+    inbox = EMPTY_INBOX
+    for name in names:  # appends: two full chunks and a short last one
+        inbox = inbox.splice("next-turn", inbox.size("next-turn"), 0, [entry(name)]).inbox
+    assert [len(chunk) for chunk in inbox._turn.items] == [CHUNK, CHUNK, 10]
+    for position in (CHUNK - 1, CHUNK, 2 * CHUNK, 2 * CHUNK + 5, 2 * CHUNK + 9):
+        result = inbox.splice("next-turn", position, 1, [])
+        expected = names[:position] + names[position + 1 :]
+        assert [e.message.id for e in result.inbox.next_turn] == expected
+        assert [e.message.id for e in result.removed] == [names[position]]
+        structure(result.inbox)
+        for name in (expected[position - 1], expected[-1]):
+            found = result.inbox.find(name)
+            assert found is not None
+            assert found.position == expected.index(name)
+        assert names[position] not in result.inbox
