@@ -130,13 +130,45 @@ from inbox_core.state import (
     Transition,
     TurnStopping,
 )
+from inbox_core.validators import trusted
 from inbox_core.values import Cause, DisposedCause, Entry, Target, UserMessage, route
 
-# Field-less reasons are values: one instance each serves every turn end.
+# Field-less values: one instance each serves every command.
 _COMPLETED: Final = CompletedReason()
 _MAX_TOKENS: Final = MaxTokensReason()
 _BLOCKED: Final = BlockedReason()
 _INTERRUPTED: Final = InterruptedReason()
+_DISPOSED: Final = Disposed()
+_STATUS_CHANGED: Final = {status: StatusChanged(status) for status in set(STATUS_OF.values())}
+
+# What a command builds comes from values that passed their checks already (the
+# command's fields, the state's own turn and step numbers), so it is built
+# without them (validators.trusted, D31); the tests rebuild every output through
+# the checking constructors (testing.checks.rebuilt).
+_AgentState = trusted(AgentState)
+_Transition = trusted(Transition)
+_PreStep = trusted(PreStep)
+_Step = trusted(Step)
+_TurnStopping = trusted(TurnStopping)
+_AwaitPreStep = trusted(AwaitPreStep)
+_AwaitStep = trusted(AwaitStep)
+_AwaitTurnStopping = trusted(AwaitTurnStopping)
+_Entry = trusted(Entry)
+_InboxSpliced = trusted(InboxSpliced)
+_InboxInserted = trusted(InboxInserted)
+_InboxDiscarded = trusted(InboxDiscarded)
+_InboxClaimed = trusted(InboxClaimed)
+_InboxMoved = trusted(InboxMoved)
+_MessageAdmitted = trusted(MessageAdmitted)
+_TurnStarted = trusted(TurnStarted)
+_TurnAborted = trusted(TurnAborted)
+_TurnEnded = trusted(TurnEnded)
+_StepStarted = trusted(StepStarted)
+_StepEnded = trusted(StepEnded)
+_CancelRequested = trusted(CancelRequested)
+_AgentError = trusted(AgentError)
+_AbortedReason = trusted(AbortedReason)
+_ErrorReason = trusted(ErrorReason)
 
 # ------------------------------------------------------------------ the scratch
 
@@ -183,8 +215,8 @@ class _Tx:
             and self.abort_cause is original.abort_cause
             and self.max_tokens == original.max_tokens
         ):
-            return Transition(original, (), ())  # a no-op keeps the very same state
-        state = AgentState(
+            return _Transition(original, (), ())  # a no-op keeps the very same state
+        state = _AgentState(
             phase=self.phase,
             inbox=self.inbox,
             last_turn=self.last_turn,
@@ -192,7 +224,7 @@ class _Tx:
             abort_cause=self.abort_cause,
             max_tokens=self.max_tokens,
         )
-        return Transition(state, tuple(self.durable), tuple(self.notes))
+        return _Transition(state, tuple(self.durable), tuple(self.notes))
 
     # ------------------------------------------------------------ inbox edits
 
@@ -210,7 +242,7 @@ class _Tx:
         outcome: Outcome | None,
     ) -> None:
         self.durable.append(
-            InboxSpliced(target, start, len(removed), inserted, outcome if removed else None)
+            _InboxSpliced(target, start, len(removed), inserted, outcome if removed else None)
         )
 
     def edit(
@@ -223,9 +255,9 @@ class _Tx:
         self.inbox = result.inbox
         self.record(target, result.start, result.removed, inserted, "canceled")
         for entry in result.removed:
-            self.notes.extend(InboxDiscarded(m) for m in entry.messages)
+            self.notes.extend(_InboxDiscarded(m) for m in entry.messages)
         for entry in inserted:
-            self.notes.extend(InboxInserted(m) for m in entry.messages)
+            self.notes.extend(_InboxInserted(m) for m in entry.messages)
 
     def clear(self) -> None:
         """Cancel everything pending, next-step first (R7, R22)."""
@@ -247,27 +279,27 @@ class _Tx:
         clears = not keep_inbox and not self.inbox.is_empty
         if not (abortable or clears):
             return
-        self.notes.append(CancelRequested(cause))
+        self.notes.append(_CancelRequested(cause))
         if clears:
             self.clear()
         if abortable:
             self.abort_cause = cause
             if not in_job:  # maintenance writes nothing durable of its own (R31)
-                self.durable.append(TurnAborted(self.last_turn, cause))
+                self.durable.append(_TurnAborted(self.last_turn, cause))
 
     # ------------------------------------------------------------ turn engine
 
     def enter(self, phase: Phase) -> None:
         """Switch to a phase of another status and announce it (``agent/status``, I8)."""
-        self.notes.append(StatusChanged(STATUS_OF[type(phase)]))
+        self.notes.append(_STATUS_CHANGED[STATUS_OF[type(phase)]])
         self.phase = phase
 
     def open_turn(self) -> None:
         """``turn/start`` and the turn-boundary claim (R9, R14, R19)."""
         if STATUS_OF[type(self.phase)] != "running":
-            self.notes.append(StatusChanged("running"))
+            self.notes.append(_STATUS_CHANGED["running"])
         self.last_turn += 1
-        self.durable.append(TurnStarted(self.last_turn))
+        self.durable.append(_TurnStarted(self.last_turn))
         self.abort_cause = None
         self.max_tokens = False
         self.claim(step=1, at_turn_start=True, after_continue=False)
@@ -282,19 +314,19 @@ class _Tx:
         if claimed.next_turn:
             self.record("next-turn", 0, claimed.next_turn, (), None)
         batch = claimed.batch
-        self.notes += [InboxClaimed(m, turn) for m in batch]
-        self.phase = PreStep(
-            awaiting=AwaitPreStep(turn, step, batch), after_continue=after_continue
+        self.notes += [_InboxClaimed(m, turn) for m in batch]
+        self.phase = _PreStep(
+            awaiting=_AwaitPreStep(turn, step, batch), after_continue=after_continue
         )
 
     def start_step(self, step: int, messages: tuple[UserMessage, ...]) -> None:
-        self.durable.append(StepStarted(self.last_turn, step))
-        self.durable += [MessageAdmitted(m) for m in messages]
-        self.phase = Step(awaiting=AwaitStep(self.last_turn, step))
+        self.durable.append(_StepStarted(self.last_turn, step))
+        self.durable += [_MessageAdmitted(m) for m in messages]
+        self.phase = _Step(awaiting=_AwaitStep(self.last_turn, step))
 
     def end_step(self, step: int) -> None:
         """``step/end``; what follows (a claim, turn-stopping, turn/end) sets the phase."""
-        self.durable.append(StepEnded(self.last_turn, step))
+        self.durable.append(_StepEnded(self.last_turn, step))
 
     def step_or_stop(self, steps_done: int) -> None:
         """After a step that asks for no continuation: a waking steer forces another
@@ -302,12 +334,12 @@ class _Tx:
         if self.inbox.has_waking_step:
             self.claim(step=steps_done + 1, at_turn_start=False, after_continue=False)
         else:
-            self.phase = TurnStopping(awaiting=AwaitTurnStopping(self.last_turn), step=steps_done)
+            self.phase = _TurnStopping(awaiting=_AwaitTurnStopping(self.last_turn), step=steps_done)
 
     def end_turn(self, reason: TurnEndReason) -> None:
         """``turn/end``, then the next turn or idle (R16-R19). A step that was open has
         been closed already: every report of a step answers with ``end_step`` first."""
-        self.durable.append(TurnEnded(self.last_turn, reason))
+        self.durable.append(_TurnEnded(self.last_turn, reason))
         self.abort_cause = None
         self.max_tokens = False
         self.settle()
@@ -319,13 +351,13 @@ class _Tx:
             return
         self.enter(IDLE)
         if self.disposed:
-            self.notes.append(Disposed())
+            self.notes.append(_DISPOSED)
 
     def ended_aborted(self) -> bool:
         """An aborted turn closes on whatever report answers it (R23)."""
         if self.abort_cause is None:
             return False
-        self.end_turn(AbortedReason(self.abort_cause))
+        self.end_turn(_AbortedReason(self.abort_cause))
         return True
 
     def ending_reason(self) -> TurnEndReason:
@@ -342,7 +374,7 @@ def _send(tx: _Tx, command: Send) -> None:
     result = tx.inbox.append(target, entry)
     tx.inbox = result.inbox
     tx.record(target, result.start, (), (entry,), None)
-    tx.notes += [InboxInserted(m) for m in entry.messages]
+    tx.notes += [_InboxInserted(m) for m in entry.messages]
     tx.wake_if_idle()
 
 
@@ -363,12 +395,12 @@ def _replace(tx: _Tx, command: Replace) -> None:
     if found is None:
         return
     old = found.entry
-    new = Entry(command.message, old.contexts, old.wakeup)
+    new = _Entry(command.message, old.contexts, old.wakeup)
     result = tx.inbox.splice_found(found, (new,))
     tx.inbox = result.inbox
     tx.record(found.target, found.position, result.removed, (new,), "canceled")
-    tx.notes.append(InboxDiscarded(old.message))
-    tx.notes.append(InboxInserted(new.message))
+    tx.notes.append(_InboxDiscarded(old.message))
+    tx.notes.append(_InboxInserted(new.message))
     tx.wake_if_idle()
 
 
@@ -380,7 +412,7 @@ def _remove(tx: _Tx, command: Remove) -> None:
     result = tx.inbox.splice_found(found, ())
     tx.inbox = result.inbox
     tx.record(found.target, found.position, result.removed, (), "canceled")
-    tx.notes.extend(InboxDiscarded(m) for m in found.entry.messages)
+    tx.notes.extend(_InboxDiscarded(m) for m in found.entry.messages)
 
 
 def _move(tx: _Tx, command: Move) -> None:
@@ -391,13 +423,13 @@ def _move(tx: _Tx, command: Move) -> None:
     if command.target == "next-step" and not tx.turn_live:
         raise SteerUnavailable("no live turn can reach a step boundary; use steer or followup")
     entry = found.entry
-    moved = Entry(entry.message, entry.contexts, True) if command.target == "next-step" else entry
+    moved = _Entry(entry.message, entry.contexts, True) if command.target == "next-step" else entry
     result = tx.inbox.splice_found(found, ())
     tx.record(found.target, found.position, result.removed, (), "moved")
     end = result.inbox.size(command.target)
     tx.inbox = result.inbox.splice(command.target, end, 0, (moved,)).inbox
     tx.record(command.target, end, (), (moved,), None)
-    tx.notes.extend(InboxMoved(m, command.target) for m in entry.messages)
+    tx.notes.extend(_InboxMoved(m, command.target) for m in entry.messages)
     tx.wake_if_idle()
 
 
@@ -412,7 +444,7 @@ def _dispose(tx: _Tx, _command: Dispose) -> None:
     tx.cancel(DisposedCause(), keep_inbox=False)
     tx.disposed = True
     if isinstance(tx.phase, Idle):
-        tx.notes.append(Disposed())
+        tx.notes.append(_DISPOSED)
 
 
 # ------------------------------------------------------------- turn handlers
@@ -453,8 +485,8 @@ def _pre_step_failed(tx: _Tx, command: PreStepFailed) -> None:
         tx.durable.extend(command.records)
     if tx.ended_aborted():
         return  # an aborted turn's failure is not announced (R33)
-    tx.error = AgentError(command.turn, None, command.message, command.code)
-    tx.end_turn(ErrorReason(command.message, command.code))
+    tx.error = _AgentError(command.turn, None, command.message, command.code)
+    tx.end_turn(_ErrorReason(command.message, command.code))
 
 
 def _step_finished(tx: _Tx, command: StepFinished) -> None:
@@ -468,8 +500,8 @@ def _step_finished(tx: _Tx, command: StepFinished) -> None:
         return
     outcome = command.outcome
     if isinstance(outcome, Failed):
-        tx.error = AgentError(command.turn, command.step, outcome.message, outcome.code)
-        tx.end_turn(ErrorReason(outcome.message, outcome.code))
+        tx.error = _AgentError(command.turn, command.step, outcome.message, outcome.code)
+        tx.end_turn(_ErrorReason(outcome.message, outcome.code))
     elif isinstance(outcome, Continue):
         tx.claim(step=command.step + 1, at_turn_start=False, after_continue=True)
     else:
@@ -521,14 +553,14 @@ def _resume_orphan(tx: _Tx, _command: Resume) -> None:
     phase = tx.phase
     assert isinstance(phase, Orphaned)
     if phase.step_open:
-        tx.durable.append(StepEnded(phase.turn, phase.step))
+        tx.durable.append(_StepEnded(phase.turn, phase.step))
     cause = tx.abort_cause
     tx.abort_cause = None
     tx.max_tokens = False
     if cause is not None:
-        tx.durable.append(TurnEnded(phase.turn, AbortedReason(cause)))
+        tx.durable.append(_TurnEnded(phase.turn, _AbortedReason(cause)))
     else:
-        tx.durable.append(TurnEnded(phase.turn, _INTERRUPTED))
+        tx.durable.append(_TurnEnded(phase.turn, _INTERRUPTED))
         _restore(tx, "next-step", phase.claim.next_step)
         _restore(tx, "next-turn", phase.claim.next_turn)
     tx.settle()

@@ -5,18 +5,25 @@ construction, with these, so neither the reducer nor ``replay`` re-checks a
 shape (``replay`` checks only order and placement). The error class is a
 parameter where the brief names one (``InvalidSplice`` for a splice's
 arguments); it is ``InvalidInput`` otherwise.
+
+Checks sit at the boundary. What the core builds from values that already
+passed them (an event from the state's own turn number, a phase, the next
+state) it builds with ``trusted``: the same frozen instance, without the
+checks (D31).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, ParamSpec, TypeVar, cast
 
 import attrs
 
 from inbox_core.errors import InvalidInput
 
 Validator = Callable[[object, "attrs.Attribute[Any]", Any], None]
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 def integer(minimum: int | None = None, error: type[Exception] = InvalidInput) -> Validator:
@@ -99,3 +106,44 @@ def tuple_of(
         return value
 
     return convert
+
+
+def trusted(cls: Callable[P, T]) -> Callable[P, T]:
+    """``cls``'s constructor without its validators and converters, for the core's own use.
+
+    The result takes the same arguments (names, defaults, keyword-only) and
+    returns the same frozen instance, equal and hashed alike, but stores each
+    field straight into its slot: a frozen attrs class otherwise sets every
+    field through ``object.__setattr__`` and runs its checks, which is most of
+    what the reducer spends per command. Call it only with values of the
+    field's declared type that passed their checks already (pydantic calls the
+    same idea ``model_construct``); the test suite rebuilds every value the
+    core emits through ``cls`` itself and compares (``testing.checks``).
+    Classes whose construction does more than store fields are refused.
+    """
+    if not (isinstance(cls, type) and attrs.has(cls)) or "__slots__" not in vars(cls):
+        raise TypeError(f"trusted() needs a slotted attrs class, got {cls!r}")
+    hidden = set(vars(cls)["__slots__"]) - {f.name for f in attrs.fields(cls)} - {"__weakref__"}
+    if hidden or hasattr(cls, "__attrs_post_init__") or hasattr(cls, "__attrs_pre_init__"):
+        raise TypeError(f"{cls.__name__} does more than store its fields; trusted() would not")
+    scope: dict[str, Any] = {"new": object.__new__, "cls": cls}
+    positional: list[str] = []
+    keyword: list[str] = []
+    body: list[str] = []
+    for field in attrs.fields(cls):
+        if not field.init or isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
+            raise TypeError(f"{cls.__name__}.{field.name}: trusted() needs plain init fields")
+        param = field.alias
+        if field.default is not attrs.NOTHING:
+            scope[f"default_{param}"] = field.default
+            param = f"{param}=default_{param}"
+        (keyword if field.kw_only else positional).append(param)
+        scope[f"set_{field.name}"] = vars(cls)[field.name].__set__
+        body.append(f"    set_{field.name}(self, {field.alias})\n")
+    params = ", ".join([*positional, *(["*", *keyword] if keyword else [])])
+    source = f"def build({params}):\n    self = new(cls)\n{''.join(body)}    return self\n"
+    exec(compile(source, f"<trusted {cls.__qualname__}>", "exec"), scope)
+    build = scope["build"]
+    build.__qualname__ = build.__name__ = f"trusted_{cls.__name__}"
+    build.__doc__ = f"{cls.__name__}(...) without its checks (validators.trusted)."
+    return cast(Callable[P, T], build)

@@ -15,7 +15,7 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 import attrs
 
 from inbox_core.errors import InvalidInput
-from inbox_core.validators import non_empty_text, strict_bool, text
+from inbox_core.validators import non_empty_text, strict_bool, text, trusted
 
 MessageId: TypeAlias = str
 """Opaque, non-empty identity of one message occurrence (R1)."""
@@ -330,6 +330,8 @@ class Entry:
         return (*self.contexts, self.message)
 
 
+_trusted_entry = trusted(Entry)  # an input's fields are checked already (D31)
+
 # ----------------------------------------------------------------------- inputs
 
 
@@ -358,7 +360,7 @@ class NextTurnInput:
     wakeup: bool = attrs.field(validator=strict_bool)
 
     def entry(self) -> Entry:
-        return Entry(self.message, self.contexts, self.wakeup)
+        return _trusted_entry(self.message, self.contexts, self.wakeup)
 
 
 @attrs.frozen
@@ -371,7 +373,7 @@ class SteerInput:
     wakeup: Literal[True] = attrs.field(validator=_literal(True))
 
     def entry(self) -> Entry:
-        return Entry(self.message, self.contexts, True)
+        return _trusted_entry(self.message, self.contexts, True)
 
 
 @attrs.frozen
@@ -384,7 +386,7 @@ class InjectInput:
     wakeup: Literal[False] = attrs.field(validator=_literal(False))
 
     def entry(self) -> Entry:
-        return Entry(self.message, (), False)
+        return _trusted_entry(self.message, (), False)
 
 
 ResolvedAgentInput: TypeAlias = NextTurnInput | SteerInput | InjectInput

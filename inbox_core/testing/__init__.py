@@ -38,7 +38,10 @@ What is here
   - ``check_fates(events)``: R32 (one fate per accepted id; pending and
     claimed fates equal the folded lists and the unanswered claim);
   - ``check_invariants(state, durable, notifications, records=...)``: all of
-    them over (state, durable log, notification log).
+    them over (state, durable log, notification log);
+  - ``check_well_formed(transition)``: D31, every value a command built
+    without checks equals its ``rebuilt`` copy made through the checking
+    constructors.
 
   The ``LogChecker``, ``NotificationChecker`` and ``TraceChecker`` classes do
   the same incrementally (``feed``) for long runs.
@@ -50,9 +53,10 @@ What is here
 * **Machine**: ``InboxMachine``, a Hypothesis ``RuleBasedStateMachine`` that
   plays every caller and the host at once (maintenance jobs and host records
   included), runs ``NaiveInbox`` side by side, and checks I1-I12 and R23,
-  R30-R33 after every step (its ``@invariant`` methods are named ``I1_...`` to
-  ``I12_...`` and ``R23_...`` to ``R33_...``). ``run_machine`` runs it under given settings and
-  seed; ``run_fuzz`` is the entry point of ``inbox-core fuzz``.
+  R30-R33 (and D31) after every step (its ``@invariant`` methods are named
+  ``I1_...`` to ``I12_...``, ``R23_...`` to ``R33_...`` and ``D31_...``).
+  ``run_machine`` runs it under given settings and seed; ``run_fuzz`` is the
+  entry point of ``inbox-core fuzz``.
 
 Extending the machine (hosts and ports)
 ---------------------------------------
@@ -110,6 +114,8 @@ from inbox_core.testing.checks import (
     check_records,
     check_state,
     check_unique_ids,
+    check_well_formed,
+    rebuilt,
 )
 from inbox_core.testing.fuzz import FuzzSummary, describe_failure, run_fuzz, run_machine
 from inbox_core.testing.harness import FRESH
@@ -161,6 +167,7 @@ __all__ = [
     "check_resume",
     "check_state",
     "check_unique_ids",
+    "check_well_formed",
     "commands",
     "describe_failure",
     "decisions",
@@ -171,6 +178,7 @@ __all__ = [
     "message_ids",
     "messages",
     "outcomes",
+    "rebuilt",
     "resolved_inputs",
     "run_fuzz",
     "run_machine",

@@ -3,14 +3,15 @@
 Every check folds what it is given on its own, with plain lists, and never
 asks the reducer about itself. Every failure is an ``InvariantViolation``
 naming the invariant (I1-I12) or, for the v2 rules that are not numbered
-invariants, the rule (R23, R30, R31, R33). Part 2 (``inbox_core.testing.recovery``)
+invariants, the rule (R23, R30, R31, R33); ``check_well_formed`` names decision
+D31 (outputs built without checks pass them). Part 2 (``inbox_core.testing.recovery``)
 checks what a log replays and resumes to (I5, I12) and its fates (R32).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Final
+from typing import Any, Final, TypeVar, cast
 
 import attrs
 
@@ -50,6 +51,7 @@ from inbox_core import (
     StepEnded,
     StepFinished,
     StepStarted,
+    Transition,
     TurnAborted,
     TurnEnded,
     TurnStarted,
@@ -61,6 +63,7 @@ TURN_REPORTS: Final = (PreStepDecided, PreStepFailed, StepFinished, TurnStopping
 """The reports of a turn's host (R16, R17)."""
 RECORDING: Final = (*TURN_REPORTS, EndMaintenance)
 """The commands that carry host records (R30)."""
+_V = TypeVar("_V")
 
 
 class InvariantViolation(AssertionError):
@@ -120,6 +123,38 @@ def check_state(state: AgentState) -> None:
     """I1 and I3 on one (live) state."""
     check_unique_ids(state)
     check_quiescence(state)
+
+
+def rebuilt(value: _V) -> _V:
+    """``value`` built again through the checking constructors, all the way down.
+
+    Tuples, the inbox's entries and every attrs value's fields are rebuilt
+    first; anything else (a str, a JSON object) is taken as it is. A value
+    that a checking constructor refuses raises its ``InvalidInput``.
+    """
+    again: Any = value
+    if type(value) is tuple:
+        again = tuple(rebuilt(item) for item in again)
+    elif isinstance(value, Inbox):
+        again = Inbox.of(rebuilt(value.next_turn), rebuilt(value.next_step))
+    elif attrs.has(type(value)):
+        fields = attrs.fields(type(again))
+        again = type(value)(**{f.alias: rebuilt(getattr(value, f.name)) for f in fields if f.init})
+    return cast(_V, again)
+
+
+def check_well_formed(transition: Transition) -> None:
+    """D31: what the core built without checks is what the checking constructors build.
+
+    The reducer builds its states, phases, events and notifications with
+    ``validators.trusted``; each must equal its rebuild, and no check may refuse it.
+    """
+    try:
+        again = rebuilt(transition)
+    except InboxCoreError as error:
+        raise _fail("D31", f"a checking constructor refuses an output: {error}") from error
+    if again != transition:
+        raise _fail("D31", f"an output differs from its checked rebuild: {transition!r}")
 
 
 # ------------------------------------------------------------------ the log

@@ -38,6 +38,7 @@ from inbox_core.testing.checks import (
     _ids,
     check_quiescence,
     check_unique_ids,
+    check_well_formed,
 )
 from inbox_core.testing.oracle import NaiveInbox
 from inbox_core.testing.recovery import check_fates, check_replay, check_resume
@@ -145,6 +146,7 @@ class MachineHarness(RuleBasedStateMachine):
         self.notifications.extend(transition.notifications)
         self._found_in(self._log.feed, transition.durable)
         self._found_in(self._notes.feed, transition.notifications)
+        self._found_in(check_well_formed, transition)
         self._track(
             Record(command, before, transition.state, transition.durable, transition.notifications)
         )
@@ -325,6 +327,10 @@ class MachineHarness(RuleBasedStateMachine):
     @invariant()
     def R33_failures_are_announced(self) -> None:
         self._raise_found("R33")
+
+    @invariant()
+    def D31_outputs_are_well_formed(self) -> None:
+        self._raise_found("D31")
 
     @invariant()
     def I12_every_prefix_resumes(self) -> None:
