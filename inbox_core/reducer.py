@@ -645,6 +645,15 @@ COMMAND_TYPES: Final = frozenset(command for _phase, command in TRANSITIONS)
 _REPORTS: Final = frozenset(
     (PreStepDecided, PreStepFailed, StepFinished, TurnStoppingDone, EndMaintenance)
 )
+_DISPATCH: Final[dict[type, dict[type, tuple[Callable[[_Tx, Any], None], bool]]]] = {
+    phase: {
+        command: (row.handler, command in _REPORTS)
+        for (row_phase, command), row in TRANSITIONS.items()
+        if row_phase is phase
+    }
+    for phase in STATUS_OF
+}
+"""``TRANSITIONS`` by phase, then command: (handler, is a report). Derived, for speed."""
 
 
 def _answers(phase: Phase, command: Any) -> bool:
@@ -668,14 +677,15 @@ def _rejection(state: AgentState, command: Command) -> InboxCoreError:
 
 def reduce(state: AgentState, command: Command) -> Transition:
     """Apply one command. Raises a typed error, with ``state`` untouched, on rejection."""
-    row = TRANSITIONS.get((type(state.phase), type(command)))
-    if row is None:
+    found = _DISPATCH[type(state.phase)].get(type(command))
+    if found is None:
         raise _rejection(state, command)
-    if type(command) in _REPORTS:
+    handler, is_report = found
+    if is_report:
         if not _answers(state.phase, command):
             raise _rejection(state, command)
     elif state.disposed:
         raise AgentDisposed("the agent is disposed")
     tx = _Tx(state)
-    row.handler(tx, command)
+    handler(tx, command)
     return tx.finish()

@@ -97,7 +97,9 @@ class KeyedSeq:
 
     ``items`` and ``keys`` are parallel tuples of chunks. Appending at the end
     and removing from the head (the common edits: sends and claims) touch only
-    the end chunk; other edits re-cut the chunks they touch.
+    the end chunk; other edits re-cut the chunks they touch, and a short run
+    joins its right neighbour, so only the head chunk (which only shrinks)
+    can stay short for long.
     """
 
     __slots__ = ("items", "keys", "length", "waking")
@@ -159,19 +161,17 @@ class KeyedSeq:
             if count == self.length:
                 return EMPTY_SEQ, self.entries(), []
             head = items[0]
-            if count < len(head) and (len(head) - count >= CHUNK // 2 or len(items) == 1):
+            if count <= len(head):
+                # a head drop (a claim) leaves a short head chunk short: it only
+                # shrinks until it is gone, so re-cutting it would be wasted work
                 removed = head[:count]
                 waking = self.waking - sum(entry.wakeup for entry in removed)
-                return (
-                    KeyedSeq(
-                        (head[count:], *items[1:]),
-                        (keys[0][count:], *keys[1:]),
-                        self.length - count,
-                        waking,
-                    ),
-                    removed,
-                    [],
-                )
+                if count == len(head):
+                    rest_items, rest_keys = items[1:], keys[1:]
+                else:  # tuple concatenation copies once; (x, *rest) builds a list first
+                    rest_items = (head[count:],) + items[1:]  # noqa: RUF005
+                    rest_keys = (keys[0][count:],) + keys[1:]  # noqa: RUF005
+                return KeyedSeq(rest_items, rest_keys, self.length - count, waking), removed, []
         if count == 1 and len(inserted) <= 1:
             return self._swap_one(chunk, offset, tuple(inserted))
         return self._recut(chunk, offset, count, inserted)
@@ -214,17 +214,18 @@ class KeyedSeq:
         items, keys = self.items, self.keys
         key = (keys[-1][-1][0] + KEY_GAP,) if keys else (0,)  # keys_between(last, None, 1)
         length, waking = self.length + 1, self.waking + entry.wakeup
+        # tuple concatenation copies once; (*rest, x) builds a list first
         if items and len(items[-1]) < CHUNK:
             return (
                 KeyedSeq(
-                    (*items[:-1], (*items[-1], entry)),
-                    (*keys[:-1], (*keys[-1], key)),
+                    items[:-1] + (items[-1] + (entry,),),  # noqa: RUF005
+                    keys[:-1] + (keys[-1] + (key,),),  # noqa: RUF005
                     length,
                     waking,
                 ),
                 key,
             )
-        return KeyedSeq((*items, (entry,)), (*keys, (key,)), length, waking), key
+        return KeyedSeq(items + ((entry,),), keys + ((key,),), length, waking), key  # noqa: RUF005
 
     def drop_head(self, count: int) -> tuple[KeyedSeq, tuple[Entry, ...]]:
         """Remove the first ``count`` entries (a claim); the common case touches one chunk."""

@@ -40,21 +40,29 @@ from inbox_core.commands import (
 )
 from inbox_core.events import DurableEvent, HostRecord, Notification, Status
 from inbox_core.inbox import EMPTY_INBOX, Inbox
+from inbox_core.validators import field_check, integer, trusted, tuple_of
 from inbox_core.values import Cause, Entry, UserMessage
 
+_count = integer(1)
+_messages = tuple_of(UserMessage, what="a UserMessage")
+
 # ------------------------------------------------------------- awaited actions
+
+
+def _batch(value: object) -> tuple[UserMessage, ...]:
+    return _messages(value)
 
 
 @attrs.frozen
 class AwaitPreStep:
     """The host decides the entering batch of step ``step`` (answer: PreStepDecided/Failed)."""
 
-    turn: int
-    step: int
-    batch: tuple[UserMessage, ...]
+    turn: int = attrs.field(validator=_count)
+    step: int = attrs.field(validator=_count)
+    batch: tuple[UserMessage, ...] = attrs.field(converter=_batch)
 
     def answer(self, decision: Decision, records: tuple[HostRecord, ...] = ()) -> PreStepDecided:
-        return PreStepDecided(self.turn, self.step, decision, records)
+        return _pre_step_decided(self.turn, self.step, _decision(decision), _records(records))
 
     def fail(self, message: str, code: str, records: tuple[HostRecord, ...] = ()) -> PreStepFailed:
         return PreStepFailed(self.turn, self.step, message, code, records)
@@ -72,11 +80,11 @@ class AwaitPreStep:
 class AwaitStep:
     """The host runs step ``step`` (answer: StepFinished)."""
 
-    turn: int
-    step: int
+    turn: int = attrs.field(validator=_count)
+    step: int = attrs.field(validator=_count)
 
     def answer(self, outcome: StepOutcome, records: tuple[HostRecord, ...] = ()) -> StepFinished:
-        return StepFinished(self.turn, self.step, outcome, records)
+        return _step_finished(self.turn, self.step, _outcome(outcome), _records(records))
 
     def answered_by(self, report: object) -> bool:
         """Whether ``report`` answers exactly this action: its kind, turn and step (R26)."""
@@ -91,15 +99,25 @@ class AwaitStep:
 class AwaitTurnStopping:
     """Turn-stopping listeners run and may steer (answer: TurnStoppingDone)."""
 
-    turn: int
+    turn: int = attrs.field(validator=_count)
 
     def answer(self, records: tuple[HostRecord, ...] = ()) -> TurnStoppingDone:
-        return TurnStoppingDone(self.turn, records)
+        return _turn_stopping_done(self.turn, _records(records))
 
     def answered_by(self, report: object) -> bool:
         """Whether ``report`` answers exactly this action: its kind and turn (R26)."""
         return isinstance(report, TurnStoppingDone) and report.turn == self.turn
 
+
+# ``answer`` builds its report from this action's checked turn and step; only
+# the host's part (decision, outcome, records) goes through the report's checks
+# (D31). It is the one report every step of every turn builds.
+_pre_step_decided = trusted(PreStepDecided)
+_step_finished = trusted(StepFinished)
+_turn_stopping_done = trusted(TurnStoppingDone)
+_decision = field_check(PreStepDecided, "decision")
+_outcome = field_check(StepFinished, "outcome")
+_records = field_check(PreStepDecided, "records")  # the same field in every report
 
 Awaiting: TypeAlias = AwaitPreStep | AwaitStep | AwaitTurnStopping
 

@@ -16,13 +16,21 @@ from hypothesis import HealthCheck, Phase, settings
 from inbox_core import (
     AgentState,
     AwaitPreStep,
+    AwaitStep,
+    AwaitTurnStopping,
     Cancel,
     Command,
     Completed,
+    Enter,
     Entry,
+    Failed,
+    HostRecord,
     InboxInserted,
     InboxSpliced,
+    InvalidInput,
     PluginSource,
+    PreStepDecided,
+    Reject,
     StepFinished,
     Transition,
     TurnEnded,
@@ -41,7 +49,7 @@ from inbox_core.testing import (
     rebuilt,
     run_machine,
 )
-from inbox_core.validators import trusted
+from inbox_core.validators import field_check, trusted
 from tests.core.helpers import msg
 
 COMPLETED = Completed()
@@ -219,3 +227,92 @@ class _BoolTurns(InboxMachine):
 def test_the_machine_checks_d29_after_every_step() -> None:
     with pytest.raises(InvariantViolation, match="D31"):
         run_machine(_BoolTurns, config=FIND_ONLY)
+
+
+# ------------------------------------------------------- answers and field_check
+
+RECORD = HostRecord("host/note", {"n": 1})
+GOOD_ANSWERS: list[tuple[Any, Any]] = [
+    (
+        AwaitPreStep(2, 3, (M,)).answer(Enter((M,)), (RECORD,)),
+        PreStepDecided(2, 3, Enter((M,)), (RECORD,)),
+    ),
+    (AwaitPreStep(2, 3, ()).answer(Reject(), [RECORD]), PreStepDecided(2, 3, Reject(), (RECORD,))),
+    (AwaitStep(1, 1).answer(COMPLETED), StepFinished(1, 1, COMPLETED)),
+    (
+        AwaitStep(1, 4).answer(Failed("x", "E"), (RECORD,)),
+        StepFinished(1, 4, Failed("x", "E"), (RECORD,)),
+    ),
+    (AwaitTurnStopping(5).answer(), TurnStoppingDone(5)),
+    (AwaitTurnStopping(5).answer((RECORD,)), TurnStoppingDone(5, (RECORD,))),
+]
+
+
+@pytest.mark.parametrize(("answered", "built"), GOOD_ANSWERS)
+def test_answer_builds_what_the_report_constructor_builds(answered: Any, built: Any) -> None:
+    """D31, R26: ``answer`` checks only the host's part but builds the same report."""
+    assert type(answered) is type(built)
+    assert answered == built
+    assert rebuilt(answered) == answered
+
+
+BAD_ANSWERS: list[tuple[Any, Any]] = [
+    (lambda: AwaitPreStep(1, 1, ()).answer(None), lambda: PreStepDecided(1, 1, None)),
+    (
+        lambda: AwaitPreStep(1, 1, ()).answer(Reject(), (M,)),
+        lambda: PreStepDecided(1, 1, Reject(), (M,)),
+    ),
+    (
+        lambda: AwaitPreStep(1, 1, ()).answer(Reject(), "host/x"),
+        lambda: PreStepDecided(1, 1, Reject(), "host/x"),
+    ),
+    (lambda: AwaitStep(1, 1).answer(Reject()), lambda: StepFinished(1, 1, Reject())),
+    (lambda: AwaitTurnStopping(1).answer(None), lambda: TurnStoppingDone(1, None)),
+]
+
+
+@pytest.mark.parametrize(("answer", "construct"), BAD_ANSWERS)
+def test_answer_refuses_what_the_report_constructor_refuses(answer: Any, construct: Any) -> None:
+    """D31, D17: the host's part goes through the report's own checks, same error, same text."""
+    with pytest.raises(InvalidInput) as by_constructor:
+        construct()
+    with pytest.raises(InvalidInput) as by_answer:
+        answer()
+    assert str(by_answer.value) == str(by_constructor.value)
+
+
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda: AwaitPreStep(0, 1, ()),
+        lambda: AwaitPreStep(1, True, ()),
+        lambda: AwaitPreStep(1, 1, (ENTRY,)),
+        lambda: AwaitStep(1, 0),
+        lambda: AwaitTurnStopping("1"),
+    ],
+)
+def test_awaited_actions_check_their_fields(build: Any) -> None:
+    """D17, D31: ``answer`` trusts the action's turn and step, so the action checks them."""
+    with pytest.raises(InvalidInput):
+        build()
+
+
+def test_field_check_is_the_fields_converter_then_validator() -> None:
+    """D31: one field's checks as a function, exactly as declared."""
+    records = field_check(PreStepDecided, "records")
+    assert records([RECORD]) == (RECORD,)
+    assert records(()) == ()
+    with pytest.raises(InvalidInput, match="HostRecord"):
+        records([M])
+    turn = field_check(TurnStarted, "turn")
+    assert turn(3) == 3
+    with pytest.raises(InvalidInput, match="turn"):
+        turn(0)
+    assert field_check(_Unslotted, "x")("anything") == "anything"  # nothing declared
+
+    @attrs.frozen
+    class _WithConverterObject:
+        x: int = attrs.field(converter=attrs.Converter(int))
+
+    with pytest.raises(TypeError, match="plain converters"):
+        field_check(_WithConverterObject, "x")
