@@ -255,9 +255,9 @@ class _Tx:
         self.inbox = result.inbox
         self.record(target, result.start, result.removed, inserted, "canceled")
         for entry in result.removed:
-            self.notes.extend(_InboxDiscarded(m) for m in entry.messages)
+            self.notes.extend(map(_InboxDiscarded, entry.messages))
         for entry in inserted:
-            self.notes.extend(_InboxInserted(m) for m in entry.messages)
+            self.notes.extend(map(_InboxInserted, entry.messages))
 
     def clear(self) -> None:
         """Cancel everything pending, next-step first (R7, R22)."""
@@ -314,14 +314,15 @@ class _Tx:
         if claimed.next_turn:
             self.record("next-turn", 0, claimed.next_turn, (), None)
         batch = claimed.batch
-        self.notes += [_InboxClaimed(m, turn) for m in batch]
+        for message in batch:
+            self.notes.append(_InboxClaimed(message, turn))
         self.phase = _PreStep(
             awaiting=_AwaitPreStep(turn, step, batch), after_continue=after_continue
         )
 
     def start_step(self, step: int, messages: tuple[UserMessage, ...]) -> None:
         self.durable.append(_StepStarted(self.last_turn, step))
-        self.durable += [_MessageAdmitted(m) for m in messages]
+        self.durable.extend(map(_MessageAdmitted, messages))
         self.phase = _Step(awaiting=_AwaitStep(self.last_turn, step))
 
     def end_step(self, step: int) -> None:
@@ -374,7 +375,7 @@ def _send(tx: _Tx, command: Send) -> None:
     result = tx.inbox.append(target, entry)
     tx.inbox = result.inbox
     tx.record(target, result.start, (), (entry,), None)
-    tx.notes += [_InboxInserted(m) for m in entry.messages]
+    tx.notes.extend(map(_InboxInserted, entry.messages))
     tx.wake_if_idle()
 
 
@@ -412,7 +413,7 @@ def _remove(tx: _Tx, command: Remove) -> None:
     result = tx.inbox.splice_found(found, ())
     tx.inbox = result.inbox
     tx.record(found.target, found.position, result.removed, (), "canceled")
-    tx.notes.extend(_InboxDiscarded(m) for m in found.entry.messages)
+    tx.notes.extend(map(_InboxDiscarded, found.entry.messages))
 
 
 def _move(tx: _Tx, command: Move) -> None:

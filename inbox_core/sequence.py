@@ -117,7 +117,10 @@ class KeyedSeq:
         self.waking = waking
 
     def entries(self) -> tuple[Entry, ...]:
-        return tuple(chain.from_iterable(self.items))
+        items = self.items
+        if len(items) < 2:  # empty, or one chunk: no copy (every claim reads next-step)
+            return items[0] if items else ()
+        return tuple(chain.from_iterable(items))
 
     def rekeyed(self) -> KeyedSeq:
         """The same entries with fresh one-component keys (bounds key length)."""
