@@ -19,11 +19,12 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from itertools import accumulate, chain
 from operator import itemgetter
-from typing import Final, TypeAlias
+from typing import Final, TypeAlias, TypeVar
 
 from inbox_core.values import Entry
 
 Key: TypeAlias = tuple[int, ...]
+_T = TypeVar("_T")
 CHUNK: Final = 128
 KEY_GAP: Final = 1 << 32
 MAX_KEY_LENGTH: Final = 4
@@ -95,14 +96,27 @@ _last = itemgetter(-1)
 class KeyedSeq:
     """One pending list: chunked entries sorted by order key, plus a waking count.
 
-    ``items`` and ``keys`` are parallel tuples of chunks. Appending at the end
-    and removing from the head (the common edits: sends and claims) touch only
-    the end chunk; other edits re-cut the chunks they touch, and a short run
-    joins its right neighbour, so only the head chunk (which only shrinks)
-    can stay short for long.
+    ``items`` and ``keys`` are parallel tuples of chunks. The first and the
+    last chunk are kept apart from the others (*fingers*), so that the common
+    edits, appending at the end (a send) and removing from the head (a claim),
+    copy one chunk and never the tuple of all chunks; ``items`` and ``keys``
+    put the three parts together for every other edit, whose result has no
+    fingers until the next send or claim takes one. Other edits re-cut the
+    chunks they touch and a short run joins its right neighbour, so only the
+    head chunk (which only shrinks) can stay short for long.
     """
 
-    __slots__ = ("items", "keys", "length", "waking")
+    __slots__ = (
+        "_head",
+        "_head_keys",
+        "_body",
+        "_body_keys",
+        "_tail",
+        "_tail_keys",
+        "length",
+        "waking",
+        "_joined",
+    )
 
     def __init__(
         self,
@@ -110,14 +124,40 @@ class KeyedSeq:
         keys: tuple[tuple[Key, ...], ...],
         length: int,
         waking: int,
+        head: tuple[tuple[Entry, ...], tuple[Key, ...]] = ((), ()),
+        tail: tuple[tuple[Entry, ...], tuple[Key, ...]] = ((), ()),
     ) -> None:
-        self.items = items
-        self.keys = keys
+        self._head, self._head_keys = head
+        self._body = items
+        self._body_keys = keys
+        self._tail, self._tail_keys = tail
         self.length = length
         self.waking = waking
+        self._joined: tuple[tuple[tuple[Entry, ...], ...], tuple[tuple[Key, ...], ...]] | None
+        self._joined = None if head[0] or tail[0] else (items, keys)
+
+    @property
+    def items(self) -> tuple[tuple[Entry, ...], ...]:
+        """The chunks of entries in order (fingers included; none is empty)."""
+        return self._join()[0]
+
+    @property
+    def keys(self) -> tuple[tuple[Key, ...], ...]:
+        """The order keys, chunk by chunk, parallel to ``items``."""
+        return self._join()[1]
+
+    def _join(self) -> tuple[tuple[tuple[Entry, ...], ...], tuple[tuple[Key, ...], ...]]:
+        """Fingers and body as one tuple of chunks, built once per sequence (a cache)."""
+        joined = self._joined
+        if joined is None:
+            joined = self._joined = (
+                _joined(self._head, self._body, self._tail),
+                _joined(self._head_keys, self._body_keys, self._tail_keys),
+            )
+        return joined
 
     def entries(self) -> tuple[Entry, ...]:
-        items = self.items
+        items = self._join()[0]
         if len(items) < 2:  # empty, or one chunk: no copy (every claim reads next-step)
             return items[0] if items else ()
         return tuple(chain.from_iterable(items))
@@ -126,20 +166,22 @@ class KeyedSeq:
         """The same entries with fresh one-component keys (bounds key length)."""
         keys: list[tuple[Key, ...]] = []
         position = 0
-        for chunk in self.items:
+        items = self._join()[0]
+        for chunk in items:
             keys.append(tuple((KEY_GAP * (position + i),) for i in range(len(chunk))))
             position += len(chunk)
-        return KeyedSeq(self.items, tuple(keys), self.length, self.waking)
+        return KeyedSeq(items, tuple(keys), self.length, self.waking)
 
     def locate(self, key: Key) -> tuple[int, int, int]:
         """Chunk, offset in chunk, and list position of the entry with ``key``."""
-        chunk = bisect_left(self.keys, key, key=_last)
-        offset = bisect_left(self.keys[chunk], key)
-        return chunk, offset, sum(map(len, self.items[:chunk])) + offset
+        items, keys = self._join()
+        chunk = bisect_left(keys, key, key=_last)
+        offset = bisect_left(keys[chunk], key)
+        return chunk, offset, sum(map(len, items[:chunk])) + offset
 
     def coordinates(self, position: int) -> tuple[int, int]:
         """Chunk and offset of list position ``position`` (``length`` = the end)."""
-        items = self.items
+        items = self._join()[0]
         if not items:
             return 0, 0
         if position < len(items[0]):
@@ -157,7 +199,7 @@ class KeyedSeq:
 
         Returns the new list, the removed entries and the inserted entries' keys.
         """
-        items, keys = self.items, self.keys
+        items, keys = self._join()
         if count == 0 and (not items or (chunk == len(items) - 1 and offset == len(items[-1]))):
             return self._append(inserted)
         if count and not inserted and not chunk and not offset:
@@ -188,7 +230,7 @@ class KeyedSeq:
         the neighbours), so the key chunks are shared. A removal that would leave
         its chunk under half full (with other chunks around) re-cuts instead.
         """
-        items, keys = self.items, self.keys
+        items, keys = self._join()
         run, run_keys = items[chunk], keys[chunk]
         if not inserted and len(run) <= CHUNK // 2 and len(items) > 1:
             return self._recut(chunk, offset, 1, inserted)
@@ -213,30 +255,60 @@ class KeyedSeq:
         return KeyedSeq(new_items, new_keys, length, waking), (removed,), inserted_keys
 
     def append(self, entry: Entry) -> tuple[KeyedSeq, Key]:
-        """Add one entry at the end (a send): copies only the end chunk; returns its key."""
-        items, keys = self.items, self.keys
-        key = (keys[-1][-1][0] + KEY_GAP,) if keys else (0,)  # keys_between(last, None, 1)
-        length, waking = self.length + 1, self.waking + entry.wakeup
+        """Add one entry at the end (a send): copies the tail chunk only; returns its key."""
+        head, head_keys = self._head, self._head_keys
+        body, body_keys = self._body, self._body_keys
+        tail, tail_keys = self._tail, self._tail_keys
+        if not tail:  # take the last chunk as the tail (once after any other edit)
+            if body:
+                tail, tail_keys = body[-1], body_keys[-1]
+                body, body_keys = body[:-1], body_keys[:-1]
+            else:
+                tail, tail_keys, head, head_keys = head, head_keys, (), ()
+        key = (tail_keys[-1][0] + KEY_GAP,) if tail_keys else (0,)  # keys_between(last, None, 1)
         # tuple concatenation copies once; (*rest, x) builds a list first
-        if items and len(items[-1]) < CHUNK:
-            return (
-                KeyedSeq(
-                    items[:-1] + (items[-1] + (entry,),),  # noqa: RUF005
-                    keys[:-1] + (keys[-1] + (key,),),  # noqa: RUF005
-                    length,
-                    waking,
-                ),
-                key,
-            )
-        return KeyedSeq(items + ((entry,),), keys + ((key,),), length, waking), key  # noqa: RUF005
+        if len(tail) < CHUNK:
+            tail, tail_keys = tail + (entry,), tail_keys + (key,)  # noqa: RUF005
+        else:  # a full tail joins the body: once every CHUNK sends
+            body, body_keys = body + (tail,), body_keys + (tail_keys,)  # noqa: RUF005
+            tail, tail_keys = (entry,), (key,)
+        seq = KeyedSeq(
+            body,
+            body_keys,
+            self.length + 1,
+            self.waking + entry.wakeup,
+            (head, head_keys),
+            (tail, tail_keys),
+        )
+        return seq, key
 
     def drop_head(self, count: int) -> tuple[KeyedSeq, tuple[Entry, ...]]:
-        """Remove the first ``count`` entries (a claim); the common case touches one chunk."""
-        seq, removed, _keys = self.splice(0, 0, count, ())
-        return seq, removed
+        """Remove the first ``count`` entries (a claim); one entry copies the head chunk only."""
+        if count != 1 or not self.length:
+            seq, removed, _keys = self.splice(0, 0, count, ())
+            return seq, removed
+        head, head_keys = self._head, self._head_keys
+        body, body_keys = self._body, self._body_keys
+        tail, tail_keys = self._tail, self._tail_keys
+        if not head:  # take the first chunk as the head (once per chunk)
+            if body:
+                head, head_keys = body[0], body_keys[0]
+                body, body_keys = body[1:], body_keys[1:]
+            else:
+                head, head_keys, tail, tail_keys = tail, tail_keys, (), ()
+        first = head[0]
+        seq = KeyedSeq(
+            body,
+            body_keys,
+            self.length - 1,
+            self.waking - first.wakeup,
+            (head[1:], head_keys[1:]),
+            (tail, tail_keys),
+        )
+        return seq, (first,)
 
     def _append(self, inserted: Sequence[Entry]) -> tuple[KeyedSeq, tuple[Entry, ...], list[Key]]:
-        items, keys = self.items, self.keys
+        items, keys = self._join()
         new_keys = keys_between(keys[-1][-1] if keys else None, None, len(inserted))
         waking = self.waking + sum(entry.wakeup for entry in inserted)
         length = self.length + len(inserted)
@@ -256,7 +328,7 @@ class KeyedSeq:
         self, chunk: int, offset: int, count: int, inserted: Sequence[Entry]
     ) -> tuple[KeyedSeq, tuple[Entry, ...], list[Key]]:
         """The general case: flatten the touched chunks, edit, cut again."""
-        items, keys = self.items, self.keys
+        items, keys = self._join()
         last = chunk
         run_items: list[Entry] = list(items[chunk])
         run_keys: list[Key] = list(keys[chunk])
@@ -290,6 +362,17 @@ class KeyedSeq:
             waking,
         )
         return seq, removed, new_keys
+
+
+def _joined(
+    head: tuple[_T, ...], body: tuple[tuple[_T, ...], ...], tail: tuple[_T, ...]
+) -> tuple[tuple[_T, ...], ...]:
+    """``body`` with the fingers that are not empty at either end."""
+    if head:
+        body = (head,) + body  # noqa: RUF005
+    if tail:
+        body = body + (tail,)  # noqa: RUF005
+    return body
 
 
 EMPTY_SEQ: Final = KeyedSeq((), (), 0, 0)

@@ -10,6 +10,7 @@ list is re-keyed), checking after every edit that both lists, the id index,
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from typing import Literal
 
 import pytest
@@ -116,6 +117,25 @@ class InboxModel(RuleBasedStateMachine):
         for _ in range(times):
             self.splice(which, min(position, self.inbox.size(which)), 0, self.fresh(1, [True], 0))
 
+    @rule(
+        which=st.sampled_from(TARGETS),
+        times=st.integers(1, 2 * CHUNK + 3),
+        wakeups=st.lists(st.booleans(), max_size=3),
+    )
+    def send_many(self, which: Target, times: int, wakeups: list[bool]) -> None:
+        """One ``append`` per entry (the send path): the tail finger fills and joins the body."""
+        for made in self.fresh(times, wakeups, 0):
+            result = self.inbox.append(which, made)
+            assert result.start == len(self.model[which])
+            self.model[which].append(made)
+            self.inbox = result.inbox
+
+    @rule(times=st.integers(1, 2 * CHUNK + 3))
+    def claim_many(self, times: int) -> None:
+        """Turn-start claims one after another: the head finger empties and takes the next."""
+        for _ in range(times):
+            self.claim(True)
+
     @rule(at_turn_start=st.booleans())
     def claim(self, at_turn_start: bool) -> None:
         claimed = self.inbox.claim(at_turn_start=at_turn_start)
@@ -160,6 +180,8 @@ class InboxModel(RuleBasedStateMachine):
     @invariant()
     def agrees_with_the_model(self) -> None:
         check(self.inbox, self.model)
+        for target in TARGETS:
+            structure(self.inbox, target)
 
 
 InboxModel.TestCase.settings = settings(
@@ -174,9 +196,10 @@ TestInboxModel = InboxModel.TestCase
 
 
 def structure(inbox: Inbox, target: Target = "next-turn") -> list[tuple[int, ...]]:
-    """The internal shape must hold: no empty chunk, keys strictly increasing and bounded."""
+    """The internal shape must hold: chunks not empty nor over CHUNK, keys strictly
+    increasing and bounded."""
     seq = inbox._turn if target == "next-turn" else inbox._step
-    assert all(seq.items)
+    assert all(0 < len(chunk) <= CHUNK for chunk in seq.items)
     assert [len(c) for c in seq.items] == [len(c) for c in seq.keys]
     keys = [k for chunk in seq.keys for k in chunk]
     assert all(a < b for a, b in itertools.pairwise(keys))
@@ -341,3 +364,54 @@ def test_removing_one_entry_from_a_short_chunk_recuts_it() -> None:
             assert found is not None
             assert found.position == expected.index(name)
         assert names[position] not in result.inbox
+
+
+def test_sends_and_claims_through_the_fingers_keep_order_and_structure() -> None:
+    """R4, R5, R9: sends fill the tail chunk, claims empty the head chunk, and any other
+    edit in between sees one list: across several chunk seams, in both directions."""
+    model: list[Entry] = []
+    inbox = EMPTY_INBOX
+    minted = itertools.count()
+
+    def send(times: int) -> None:
+        nonlocal inbox
+        for _ in range(times):
+            made = entry(f"s{next(minted)}", wakeup=True)
+            inbox = inbox.append("next-turn", made).inbox
+            model.append(made)
+
+    def claim(times: int) -> None:
+        nonlocal inbox
+        for _ in range(times):
+            claimed = inbox.claim(at_turn_start=True)
+            assert claimed.next_turn == tuple(model[:1])
+            del model[:1]
+            inbox = claimed.inbox
+
+    def edit_middle(_times: int) -> None:
+        nonlocal inbox
+        middle = len(model) // 2
+        made = entry(f"m{next(minted)}")
+        inbox = inbox.splice("next-turn", middle, 1, [made]).inbox
+        model[middle : middle + 1] = [made]
+
+    plan: list[tuple[Callable[[int], None], int]] = [
+        (send, 3 * CHUNK + 7),  # the tail fills and joins the body three times
+        (claim, CHUNK + 3),  # the head empties once and takes the next chunk
+        (edit_middle, 1),  # fingers and body as one list
+        (send, 5),  # the tail is taken from the last chunk again
+        (claim, 1),
+        (edit_middle, 1),
+        (claim, 2 * CHUNK),  # through the body into the tail
+        (send, 2),
+    ]
+    for action, times in plan:
+        action(times)
+        check(inbox, {"next-turn": model, "next-step": []})
+        structure(inbox)
+    claim(len(model))  # the head is taken from the tail when the body is empty
+    check(inbox, {"next-turn": [], "next-step": []})
+    assert inbox.size("next-turn") == 0
+    assert not inbox.has_waking
+    send(1)
+    check(inbox, {"next-turn": model, "next-step": []})
