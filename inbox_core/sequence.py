@@ -283,8 +283,11 @@ class KeyedSeq:
         return seq, key
 
     def drop_head(self, count: int) -> tuple[KeyedSeq, tuple[Entry, ...]]:
-        """Remove the first ``count`` entries (a claim); one entry copies the head chunk only."""
-        if count != 1 or not self.length:
+        """Remove the first ``count`` entries (a claim); one entry copies the head chunk only.
+
+        pre: 0 < count <= self.length
+        """
+        if count != 1:
             seq, removed, _keys = self.splice(0, 0, count, ())
             return seq, removed
         head, head_keys = self._head, self._head_keys

@@ -20,7 +20,7 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
 from inbox_core import DuplicateMessageId, Entry, UserMessage
 from inbox_core.inbox import EMPTY_INBOX, Inbox
-from inbox_core.sequence import CHUNK, KEY_GAP, MAX_KEY_LENGTH, keys_between
+from inbox_core.sequence import CHUNK, EMPTY_SEQ, KEY_GAP, MAX_KEY_LENGTH, keys_between
 
 Target = Literal["next-turn", "next-step"]
 TARGETS: tuple[Target, Target] = ("next-turn", "next-step")
@@ -415,3 +415,19 @@ def test_sends_and_claims_through_the_fingers_keep_order_and_structure() -> None
     assert not inbox.has_waking
     send(1)
     check(inbox, {"next-turn": model, "next-step": []})
+
+
+def test_drop_head_takes_one_through_the_fingers_and_more_through_splice() -> None:
+    """R9: the one-entry claim and the general head removal agree."""
+    three = EMPTY_SEQ
+    for name in ("a", "b", "c"):
+        three = three.append(entry(name, wakeup=name == "b"))[0]
+    one, removed = three.drop_head(1)
+    assert [e.message.id for e in removed] == ["a"]
+    assert [e.message.id for e in one.entries()] == ["b", "c"]
+    assert (one.length, one.waking) == (2, 1)
+    two, removed = three.drop_head(2)
+    assert [e.message.id for e in removed] == ["a", "b"]
+    assert (two.length, two.waking, [e.message.id for e in two.entries()]) == (1, 0, ["c"])
+    empty, removed = one.drop_head(1)[0].drop_head(1)
+    assert (empty.length, empty.waking, empty.entries(), removed[0].message.id) == (0, 0, (), "c")
