@@ -99,6 +99,15 @@ def test_targets_and_table(result: dict[str, Any]) -> None:
     assert "before" in report.compare(result, result)
 
 
+def test_table_notes_name_the_targets_the_run_was_judged_by(result: dict[str, Any]) -> None:
+    """The notes come from the result's own ``targets`` (suite.TARGETS when it ran)."""
+    notes = {figure: note for figure, _value, note in report.rows(result)}
+    limit = next(t[3] for t in suite.TARGETS if t[1].startswith("cost per message"))
+    assert notes["B1 worst x floor"] == f"target <= {limit:g}"
+    older = {**result, "targets": [{**row, "target": "<= 15"} for row in result["targets"]]}
+    assert {f: n for f, _v, n in report.rows(older)}["B1 worst x floor"] == "target <= 15"
+
+
 def test_log_is_realistic_and_replays() -> None:
     log, commands, state = build_log(2_000, seed=1)
     assert replay(log).projection() == state.projection()
