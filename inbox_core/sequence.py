@@ -151,8 +151,8 @@ class KeyedSeq:
         joined = self._joined
         if joined is None:
             joined = self._joined = (
-                _joined(self._head, self._body, self._tail),
-                _joined(self._head_keys, self._body_keys, self._tail_keys),
+                _with_fingers(self._head, self._body, self._tail),
+                _with_fingers(self._head_keys, self._body_keys, self._tail_keys),
             )
         return joined
 
@@ -367,7 +367,7 @@ class KeyedSeq:
         return seq, removed, new_keys
 
 
-def _joined(
+def _with_fingers(
     head: tuple[_T, ...], body: tuple[tuple[_T, ...], ...], tail: tuple[_T, ...]
 ) -> tuple[tuple[_T, ...], ...]:
     """``body`` with the fingers that are not empty at either end."""
