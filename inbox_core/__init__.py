@@ -24,6 +24,9 @@ from inbox_core.commands import (
     Dispose,
     EndMaintenance,
     Enter,
+    Expectation,
+    ExpectIdle,
+    ExpectTurn,
     Failed,
     MaxTokens,
     Move,
@@ -45,6 +48,7 @@ from inbox_core.commands import (
     steer,
 )
 from inbox_core.errors import (
+    AgentBusy,
     AgentDisposed,
     DecodeError,
     DuplicateMessageId,
@@ -57,6 +61,7 @@ from inbox_core.errors import (
     ReplayError,
     ResumeRequired,
     SteerUnavailable,
+    TurnMismatch,
     UnexpectedReport,
 )
 from inbox_core.events import (
@@ -146,6 +151,7 @@ __all__ = [
     "AbortedReason",
     "AdmittedFate",
     "Agent",
+    "AgentBusy",
     "AgentDisposed",
     "AgentError",
     "AgentState",
@@ -178,6 +184,9 @@ __all__ = [
     "Enter",
     "Entry",
     "ErrorReason",
+    "ExpectIdle",
+    "ExpectTurn",
+    "Expectation",
     "ExtensionSource",
     "Failed",
     "Fate",
@@ -241,6 +250,7 @@ __all__ = [
     "Transition",
     "TurnAborted",
     "TurnEndReason",
+    "TurnMismatch",
     "TurnEnded",
     "TurnStarted",
     "TurnStoppingDone",

@@ -34,6 +34,8 @@ from inbox_core.commands import (
     Decision,
     EndMaintenance,
     Enter,
+    Expectation,
+    ExpectTurn,
     Failed,
     Move,
     PreStepDecided,
@@ -302,6 +304,12 @@ OUTCOME: Final = Tagged[StepOutcome](
     StepOutcome,
     {Failed: (Field("message", ARG_TEXT), Field("code", ARG_TEXT))},
 )
+EXPECTATION: Final = Tagged[Expectation](
+    "expectation", "expectation", "kind", Expectation, {ExpectTurn: (Field("turn", ARG_COUNT),)}
+)
+EXPECT: Final = Field("expect", Nullable(EXPECTATION), optional=True)
+"""A guarded command's expectation (R34): ``{"kind": "idle"}`` or ``{"kind": "turn",
+"turn": n}``, absent when None (``null`` reads as absent, D12)."""
 RECORDS: Final = Field("records", Array(HOST_RECORD), optional=True, default=())
 """A report's host records (R30): written only when there are some."""
 REPORT: Final = (Field("turn", ARG_COUNT), Field("step", ARG_COUNT))
@@ -311,7 +319,7 @@ COMMAND: Final = Tagged[Command](
     "type",
     Command,
     {
-        Send: (Field("input", INPUT),),
+        Send: (Field("input", INPUT), EXPECT),
         Splice: (
             Field("target", ARG_TARGET),
             Field("start", Int(check=False)),
@@ -320,9 +328,9 @@ COMMAND: Final = Tagged[Command](
         ),
         Replace: (Field("message_id", ID), Field("message", MESSAGE)),
         Remove: (Field("message_id", ID),),
-        Move: (Field("message_id", ID), Field("target", ARG_TARGET)),
+        Move: (Field("message_id", ID), Field("target", ARG_TARGET), EXPECT),
         # a disposed cause decodes, and Cancel's validator rejects it with InvalidInput
-        Cancel: (Field("cause", CAUSE), Field("keep_inbox", Bool(check=False))),
+        Cancel: (Field("cause", CAUSE), Field("keep_inbox", Bool(check=False)), EXPECT),
         EndMaintenance: (RECORDS,),
         PreStepDecided: (*REPORT, Field("decision", DECISION), RECORDS),
         PreStepFailed: (*REPORT, Field("message", ARG_TEXT), Field("code", ARG_TEXT), RECORDS),

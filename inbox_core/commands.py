@@ -14,7 +14,7 @@ from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 import attrs
 
-from inbox_core.errors import InvalidSplice
+from inbox_core.errors import InvalidInput, InvalidSplice
 from inbox_core.events import HostRecord
 from inbox_core.validators import (
     instance_of,
@@ -63,40 +63,86 @@ def _records_field() -> Any:
     return attrs.field(default=(), converter=_records, kw_only=False)
 
 
+# ------------------------------------------------------------------ expectations
+
+
+@attrs.frozen
+class ExpectIdle:
+    """Holds while the agent's status is ``idle``; a guarded command raises ``AgentBusy``
+    otherwise (R34): start a turn only when nothing runs."""
+
+    kind: ClassVar[Literal["idle"]] = "idle"
+
+
+@attrs.frozen
+class ExpectTurn:
+    """Holds while turn ``turn`` is live: opened, not ended, not aborted; a guarded command
+    raises ``TurnMismatch`` otherwise (R34): act only on the turn the caller saw."""
+
+    kind: ClassVar[Literal["turn"]] = "turn"
+    turn: int = attrs.field(validator=integer(1))
+
+
+Expectation: TypeAlias = ExpectIdle | ExpectTurn
+EXPECTATION_TYPES: tuple[type[Expectation], ...] = get_args(Expectation)
+
+
+_expect = attrs.validators.optional(
+    instance_of(*EXPECTATION_TYPES, what="ExpectIdle(), ExpectTurn(n) or None")
+)
+"""The optional last field of a guarded command (``Send``, ``Move``, ``Cancel``; R34)."""
+
+
 # ---------------------------------------------------------------- caller commands
 
 
 @attrs.frozen
 class Send:
-    """Deliver one fully resolved input (R11, R13, R14)."""
+    """Deliver one fully resolved input (R11, R13, R14), if ``expect`` holds (R34)."""
 
     type: ClassVar[Literal["send"]] = "send"
     input: ResolvedAgentInput = attrs.field(
         validator=instance_of(*INPUT_TYPES, what="a NextTurnInput, SteerInput or InjectInput")
     )
+    expect: Expectation | None = attrs.field(default=None, validator=_expect)
 
 
 # The four intents (R12): the one place that says which target and wakeup each means.
 
 
-def followup(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
+def _contexts(value: Sequence[UserMessage]) -> tuple[UserMessage, ...]:
+    """A helper's ``contexts`` argument as a tuple; a non-sequence is ``InvalidInput``."""
+    if isinstance(value, tuple):
+        return value
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise InvalidInput(f"contexts must be a sequence of UserMessage, got {value!r:.80}")
+    return tuple(value)
+
+
+def followup(
+    message: UserMessage, contexts: Sequence[UserMessage] = (), *, expect: Expectation | None = None
+) -> Send:
     """next-turn, waking: an ordinary prompt with a turn of its own."""
-    return Send(NextTurnInput(message, tuple(contexts), "next-turn", True))
+    return Send(NextTurnInput(message, _contexts(contexts), "next-turn", True), expect)
 
 
-def queue(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
+def queue(
+    message: UserMessage, contexts: Sequence[UserMessage] = (), *, expect: Expectation | None = None
+) -> Send:
     """next-turn, not waking: parked until a waking delivery runs the model (R15)."""
-    return Send(NextTurnInput(message, tuple(contexts), "next-turn", False))
+    return Send(NextTurnInput(message, _contexts(contexts), "next-turn", False), expect)
 
 
-def steer(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
+def steer(
+    message: UserMessage, contexts: Sequence[UserMessage] = (), *, expect: Expectation | None = None
+) -> Send:
     """next-step, waking: joins the running turn at its next step boundary (R17)."""
-    return Send(SteerInput(message, tuple(contexts), "next-step", True))
+    return Send(SteerInput(message, _contexts(contexts), "next-step", True), expect)
 
 
-def inject(message: UserMessage) -> Send:
+def inject(message: UserMessage, *, expect: Expectation | None = None) -> Send:
     """next-step, not waking, no contexts: rides along with a later boundary (R15)."""
-    return Send(InjectInput(message, (), "next-step", False))
+    return Send(InjectInput(message, (), "next-step", False), expect)
 
 
 @attrs.frozen
@@ -136,16 +182,18 @@ class Remove:
 
 @attrs.frozen
 class Move:
-    """Move one pending entry to the end of the other list (R8)."""
+    """Move one pending entry to the end of the other list (R8), if ``expect`` holds (R34)."""
 
     type: ClassVar[Literal["move"]] = "move"
     message_id: MessageId = attrs.field(validator=non_empty_text)
     target: Target = attrs.field(validator=one_of(TARGETS))
+    expect: Expectation | None = attrs.field(default=None, validator=_expect)
 
 
 @attrs.frozen
 class Cancel:
-    """Abort the live turn; without ``keep_inbox`` also cancel every pending entry (R21, R22)."""
+    """Abort the live turn; without ``keep_inbox`` also cancel every pending entry (R21, R22);
+    only if ``expect`` holds (R34)."""
 
     type: ClassVar[Literal["cancel"]] = "cancel"
     cause: UserCause | ParentCause | HookCause = attrs.field(
@@ -155,6 +203,7 @@ class Cancel:
         ),
     )
     keep_inbox: bool = attrs.field(default=False, validator=strict_bool)
+    expect: Expectation | None = attrs.field(default=None, validator=_expect)
 
 
 @attrs.frozen
@@ -315,3 +364,7 @@ Command: TypeAlias = (
     | StepFinished
     | TurnStoppingDone
 )
+GUARDED_TYPES: tuple[type[Command], ...] = tuple(
+    cls for cls in get_args(Command) if "expect" in attrs.fields_dict(cls)
+)
+"""The caller commands that carry an expectation (R34): ``Send``, ``Move``, ``Cancel``."""

@@ -39,6 +39,32 @@ class ResumeRequired(InboxCoreError):
     """The replayed log left a turn open (or work unstarted); apply ``Resume`` first (R27)."""
 
 
+class AgentBusy(InboxCoreError):
+    """A command guarded by ``ExpectIdle()`` met an agent that is not idle (R34).
+
+    ``status`` is what was found (``"running"`` or ``"maintenance"``); nothing changed.
+    """
+
+    def __init__(self, message: str, *, status: str | None = None) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+class TurnMismatch(InboxCoreError):
+    """A command guarded by ``ExpectTurn(turn)`` met no live turn ``turn`` (R34).
+
+    ``expected`` is the turn the caller meant; ``found`` the live turn, or None when
+    none is live (idle, maintenance, or the turn was aborted); nothing changed.
+    """
+
+    def __init__(
+        self, message: str, *, expected: int | None = None, found: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.expected = expected
+        self.found = found
+
+
 class MaintenanceUnavailable(InboxCoreError):
     """Maintenance begins only while the agent is idle (R31)."""
 

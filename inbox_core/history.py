@@ -103,7 +103,7 @@ class DroppedFate:
 @attrs.frozen
 class ConsumedFate:
     """Claimed by turn ``turn``, which ended (``reason``: a pre-step failure, an abort, or a
-    crash whose Resume could not restore it, D9) before any decision answered the claim
+    crash whose Resume could not restore it) before any decision answered the claim
     (R23, R27)."""
 
     kind: ClassVar[Literal["consumed"]] = "consumed"
@@ -125,14 +125,19 @@ def fates(events: Iterable[DurableEvent]) -> dict[MessageId, Fate]:
     """The current fate of every MessageId the log accepted (R32), in first-seen order.
 
     Accepted means sent or spliced into a list, or added to a step by a
-    decision. Each id has exactly one current fate, its latest; an id that is
-    pending in the replayed lists is ``PendingFate`` whatever it was before.
+    decision. Each id has exactly one current fate, its latest. The newest
+    message carrying an id owns it (R32 v3, D9, D27): an id accepted again while
+    an earlier message with it is still claimed leaves that claim, whose
+    outcome (admitted, dropped, consumed) then no longer sets the id's fate;
+    and an id that is pending in the replayed lists is ``PendingFate``
+    whatever it was before.
     """
     result: dict[MessageId, Fate] = {}
     lists = PendingLists()
     turn = 0
     steps = 0
-    claimed: list[MessageId] = []
+    claimed: dict[MessageId, None] = {}  # the open boundary's undecided claim, in order
+    superseded: set[MessageId] = set()  # claimed ids accepted again before the decision
     for event in events:
         if isinstance(event, InboxSpliced):
             removed = lists.splice(event.target, event.start, event.removed_count, event.inserted)
@@ -144,10 +149,14 @@ def fates(events: Iterable[DurableEvent]) -> dict[MessageId, Fate]:
                 for entry in removed:
                     for message in entry.messages:
                         result[message.id] = fate
-                        claimed.append(message.id)
+                        claimed[message.id] = None
             pending = PendingFate(event.target)
             for entry in event.inserted:
-                result.update((m.id, pending) for m in entry.messages)
+                for message in entry.messages:
+                    result[message.id] = pending
+                    if message.id in claimed:  # the newer message owns the id (R32 v3)
+                        del claimed[message.id]
+                        superseded.add(message.id)
         elif isinstance(event, TurnStarted):
             turn, steps = event.turn, 0
         elif isinstance(event, StepStarted):
@@ -156,18 +165,23 @@ def fates(events: Iterable[DurableEvent]) -> dict[MessageId, Fate]:
             result.update((message_id, dropped) for message_id in claimed)
             claimed.clear()
         elif isinstance(event, MessageAdmitted):
-            result[event.message.id] = AdmittedFate(turn, steps)
-        elif isinstance(event, TurnEnded) and claimed:
-            reason = event.reason
-            undecided: Fate
-            if isinstance(reason, ErrorReason | AbortedReason | InterruptedReason):
-                # ended before any decision; what Resume restores is pending again at
-                # its splice, what it cannot restore (D9) stays consumed
-                undecided = ConsumedFate(turn, reason)
-            else:  # Reject (blocked), or an empty Enter ending the turn
-                undecided = DroppedFate(turn, steps + 1)
-            result.update((message_id, undecided) for message_id in claimed)
-            claimed.clear()
+            if event.message.id not in superseded:  # else the older claim's outcome
+                result[event.message.id] = AdmittedFate(turn, steps)
+        elif isinstance(event, StepEnded):
+            superseded.clear()
+        elif isinstance(event, TurnEnded):
+            superseded.clear()
+            if claimed:
+                reason = event.reason
+                undecided: Fate
+                if isinstance(reason, ErrorReason | AbortedReason | InterruptedReason):
+                    # ended before any decision; what Resume restores is pending again at
+                    # its splice (R27)
+                    undecided = ConsumedFate(turn, reason)
+                else:  # Reject (blocked), or an empty Enter ending the turn
+                    undecided = DroppedFate(turn, steps + 1)
+                result.update((message_id, undecided) for message_id in claimed)
+                claimed.clear()
     for target in ("next-turn", "next-step"):
         pending = PendingFate(target)
         for entry in lists.lists[target]:

@@ -32,12 +32,21 @@ for ``EndMaintenance`` (R31). A replayed log can leave the state
 ``Orphaned`` (a turn open) or ``Stranded`` (waking work unstarted): only
 ``Resume`` is accepted there (R27).
 
+A caller command may carry an expectation (``Send``, ``Move`` and ``Cancel``
+with ``expect=ExpectIdle()`` or ``ExpectTurn(n)``, R34): a caller who cannot
+see the state acts only on the state it meant. It is checked once, in
+``reduce``, after the checks every command gets (``ResumeRequired``,
+``AgentDisposed``) and before the handler runs, so a failed expectation
+changes nothing and announces nothing.
+
 The table
 ---------
 ``TRANSITIONS`` maps ``(phase type, command type)`` to a handler and the
 phases it can lead to. A pair that is not in the table is rejected with a
-typed error, the state untouched (``_rejection`` picks the error). The phase
-diagram and table in specs/spec.md are generated from it
+typed error, the state untouched (``_rejection`` picks the error).
+``guards.EXPECTATIONS`` does the same for ``(phase type, expectation
+type)``: a missing pair never holds (``AgentBusy``, ``TurnMismatch``). The
+phase diagram and both tables in specs/spec.md are generated from them
 (``python tools/phase_table.py``). Handlers work on a scratch copy (``_Tx``)
 and may still reject (a duplicate id, a steer with no live turn) before
 anything is returned.
@@ -51,6 +60,7 @@ from typing import Any, Final, NamedTuple
 import attrs
 
 from inbox_core.commands import (
+    GUARDED_TYPES,
     BeginMaintenance,
     Cancel,
     Clear,
@@ -110,6 +120,7 @@ from inbox_core.events import (
     TurnEndReason,
     TurnStarted,
 )
+from inbox_core.guards import EXPECTATIONS, unmet
 from inbox_core.inbox import Inbox
 from inbox_core.state import (
     IDLE,
@@ -646,15 +657,18 @@ COMMAND_TYPES: Final = frozenset(command for _phase, command in TRANSITIONS)
 _REPORTS: Final = frozenset(
     (PreStepDecided, PreStepFailed, StepFinished, TurnStoppingDone, EndMaintenance)
 )
-_DISPATCH: Final[dict[type, dict[type, tuple[Callable[[_Tx, Any], None], bool]]]] = {
+_DISPATCH: Final[dict[type, dict[type, tuple[Callable[[_Tx, Any], None], bool, bool]]]] = {
     phase: {
-        command: (row.handler, command in _REPORTS)
+        command: (row.handler, command in _REPORTS, command in GUARDED_TYPES)
         for (row_phase, command), row in TRANSITIONS.items()
         if row_phase is phase
     }
     for phase in STATUS_OF
 }
-"""``TRANSITIONS`` by phase, then command: (handler, is a report). Derived, for speed."""
+"""``TRANSITIONS`` by phase, then command: (handler, is a report, may carry an expectation).
+Derived, for speed."""
+
+# -------------------------------------------------------------------- reduce
 
 
 def _answers(phase: Phase, command: Any) -> bool:
@@ -681,12 +695,17 @@ def reduce(state: AgentState, command: Command) -> Transition:
     found = _DISPATCH[type(state.phase)].get(type(command))
     if found is None:
         raise _rejection(state, command)
-    handler, is_report = found
+    handler, is_report, guarded = found
     if is_report:
         if not _answers(state.phase, command):
             raise _rejection(state, command)
     elif state.disposed:
         raise AgentDisposed("the agent is disposed")
+    elif guarded and command.expect is not None:  # type: ignore[union-attr]
+        expect = command.expect  # type: ignore[union-attr]
+        holds = EXPECTATIONS.get((type(state.phase), type(expect)))
+        if holds is None or not holds(state, expect):
+            raise unmet(state, expect)
     tx = _Tx(state)
     handler(tx, command)
     return tx.finish()

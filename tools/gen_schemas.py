@@ -137,7 +137,11 @@ DESCRIPTIONS = {
     "maintenance, and the host's reports (which take optional host records). A document valid "
     "here decodes into a command value; an invalid one is rejected by the decoder "
     "(InvalidInput, InvalidSplice, or a shape error).",
-    "sendCommand": "Deliver one fully resolved input (R11): every field mandatory.",
+    "sendCommand": "Deliver one fully resolved input (R11): every field of the input "
+    "mandatory; 'expect' (R34) is optional.",
+    "expectation": "A guarded command's expectation (R34), checked before anything changes: "
+    "idle holds while the status is idle (else AgentBusy); turn n holds while turn n is live, "
+    "opened, not ended, not aborted (else TurnMismatch). Absent (or null) when there is none.",
     "spliceCommand": "List-splice coordinates, normalized by the core (R5): any integers.",
     "cancelCommand": "The disposed cause is reserved to dispose (D17).",
     "nextTurnInput": "followup (wakeup true) or queue (wakeup false).",

@@ -7,6 +7,7 @@ mermaid state diagram and a markdown table between markers in specs/spec.md
 
     <!-- phase-diagram:start --> ... <!-- phase-diagram:end -->
     <!-- phase-table:start --> ... <!-- phase-table:end -->
+    <!-- expect-table:start --> ... <!-- expect-table:end -->   (from guards.EXPECTATIONS)
 
 ``python tools/phase_table.py`` rewrites them; ``--check`` exits 1 when a
 document is stale (run by .ci/run and tests/test_project.py).
@@ -23,6 +24,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from inbox_core.guards import EXPECTATIONS  # noqa: E402
 from inbox_core.reducer import TRANSITIONS  # noqa: E402
 from inbox_core.state import STATUS_OF  # noqa: E402
 
@@ -88,6 +90,22 @@ def table() -> str:
 STATUS_OF_NAMES = {phase.__name__: status for phase, status in STATUS_OF.items()}
 
 
+def expectations() -> str:
+    """One line per expectation: the phases where it can hold, and the test there (R34).
+
+    A phase absent from a line never satisfies that expectation.
+    """
+    groups: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for (phase, expectation), holds in EXPECTATIONS.items():
+        groups[expectation.__name__, _summary(holds)].append(phase.__name__)
+    lines = ["| expectation | can hold in (status) | it holds when |", "|---|---|---|"]
+    for (expectation, summary), phases in groups.items():
+        ordered = sorted(phases, key=PHASE_ORDER.index)
+        where = ", ".join(f"`{p}` ({STATUS_OF_NAMES[p]})" for p in ordered)
+        lines.append(f"| `{expectation}` | {where} | {summary} |")
+    return "\n".join(lines)
+
+
 def _replace(text: str, marker: str, body: str) -> str:
     start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
     head, found, rest = text.partition(start)
@@ -103,6 +121,7 @@ def render() -> dict[Path, str]:
     spec = SPEC.read_text(encoding="utf-8")
     spec = _replace(spec, "phase-diagram", diagram())
     spec = _replace(spec, "phase-table", table())
+    spec = _replace(spec, "expect-table", expectations())
     readme = _replace(README.read_text(encoding="utf-8"), "phase-diagram", diagram())
     return {SPEC: spec, README: readme}
 

@@ -44,6 +44,7 @@ from inbox_core import (
     EndMaintenance,
     Enter,
     Entry,
+    Expectation,
     Failed,
     HookCause,
     HostRecord,
@@ -84,6 +85,7 @@ from inbox_core.vectors import (
 )
 
 Msg: TypeAlias = "str | UserMessage"
+Guard: TypeAlias = "Expectation | None"
 Json: TypeAlias = Any
 RULE_ID = re.compile(r"^[RDI]\d{1,2}$")
 
@@ -209,17 +211,26 @@ class Script:
 
     # ---------------------------------------------------- caller commands
 
-    def followup(self, message: Msg, contexts: Sequence[Msg] = (), **kw: Any) -> None:
-        self.run(followup(msg(message), msgs(contexts)), **kw)
+    # ``expect=`` guards ``Send``, ``Move`` and ``Cancel`` (R34): ``ExpectIdle()`` or
+    # ``ExpectTurn(n)``.
 
-    def queue(self, message: Msg, contexts: Sequence[Msg] = (), **kw: Any) -> None:
-        self.run(queue(msg(message), msgs(contexts)), **kw)
+    def followup(
+        self, message: Msg, contexts: Sequence[Msg] = (), *, expect: Guard = None, **kw: Any
+    ) -> None:
+        self.run(followup(msg(message), msgs(contexts), expect=expect), **kw)
 
-    def steer(self, message: Msg, contexts: Sequence[Msg] = (), **kw: Any) -> None:
-        self.run(steer(msg(message), msgs(contexts)), **kw)
+    def queue(
+        self, message: Msg, contexts: Sequence[Msg] = (), *, expect: Guard = None, **kw: Any
+    ) -> None:
+        self.run(queue(msg(message), msgs(contexts), expect=expect), **kw)
 
-    def inject(self, message: Msg, **kw: Any) -> None:
-        self.run(inject(msg(message)), **kw)
+    def steer(
+        self, message: Msg, contexts: Sequence[Msg] = (), *, expect: Guard = None, **kw: Any
+    ) -> None:
+        self.run(steer(msg(message), msgs(contexts), expect=expect), **kw)
+
+    def inject(self, message: Msg, *, expect: Guard = None, **kw: Any) -> None:
+        self.run(inject(msg(message), expect=expect), **kw)
 
     def splice(
         self, target: str, start: int, delete_count: int, inserted: Sequence[Entry] = (), **kw: Any
@@ -232,8 +243,8 @@ class Script:
     def remove(self, message_id: str, **kw: Any) -> None:
         self.run(Remove(message_id), **kw)
 
-    def move(self, message_id: str, target: str, **kw: Any) -> None:
-        self.run(Move(message_id, target), **kw)  # type: ignore[arg-type]
+    def move(self, message_id: str, target: str, *, expect: Guard = None, **kw: Any) -> None:
+        self.run(Move(message_id, target, expect), **kw)  # type: ignore[arg-type]
 
     def clear(self, **kw: Any) -> None:
         self.run(Clear(), **kw)
@@ -243,9 +254,10 @@ class Script:
         cause: UserCause | ParentCause | HookCause = UserCause(),
         *,
         keep_inbox: bool = False,
+        expect: Guard = None,
         **kw: Any,
     ) -> None:
-        self.run(Cancel(cause, keep_inbox), **kw)
+        self.run(Cancel(cause, keep_inbox, expect), **kw)
 
     def dispose(self, **kw: Any) -> None:
         self.run(Dispose(), **kw)

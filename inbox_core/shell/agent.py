@@ -33,6 +33,7 @@ from inbox_core.commands import (
     Completed,
     Dispose,
     EndMaintenance,
+    Expectation,
     Failed,
     Move,
     Reject,
@@ -223,25 +224,46 @@ class LoopAgent:
 
     # --------------------------------------------------------------- delivery
 
-    def followup(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
+    # ``expect=`` guards a delivery, a move or a cancel (R34): ``ExpectIdle()`` (else
+    # ``AgentBusy``) or ``ExpectTurn(n)`` (else ``TurnMismatch``); a failed one changes nothing.
+
+    def followup(
+        self,
+        message: UserMessage,
+        *,
+        contexts: tuple[UserMessage, ...] = (),
+        expect: Expectation | None = None,
+    ) -> None:
         """next-turn, waking: an ordinary prompt with a turn of its own (R12)."""
-        self._apply(intents.followup(message, contexts))
+        self._apply(intents.followup(message, contexts, expect=expect))
 
-    def queue(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
+    def queue(
+        self,
+        message: UserMessage,
+        *,
+        contexts: tuple[UserMessage, ...] = (),
+        expect: Expectation | None = None,
+    ) -> None:
         """next-turn, not waking: parked until a waking delivery runs the model (R12, R15)."""
-        self._apply(intents.queue(message, contexts))
+        self._apply(intents.queue(message, contexts, expect=expect))
 
-    def steer(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
+    def steer(
+        self,
+        message: UserMessage,
+        *,
+        contexts: tuple[UserMessage, ...] = (),
+        expect: Expectation | None = None,
+    ) -> None:
         """next-step, waking: joins the running turn at its next step boundary (R12, R17)."""
-        self._apply(intents.steer(message, contexts))
+        self._apply(intents.steer(message, contexts, expect=expect))
 
-    def inject(self, message: UserMessage) -> None:
+    def inject(self, message: UserMessage, *, expect: Expectation | None = None) -> None:
         """next-step, not waking, no contexts: rides along with a later boundary (R12, R15)."""
-        self._apply(intents.inject(message))
+        self._apply(intents.inject(message, expect=expect))
 
-    def send(self, input: ResolvedAgentInput) -> None:
+    def send(self, input: ResolvedAgentInput, *, expect: Expectation | None = None) -> None:
         """Deliver a resolved input (R11, R13, R14)."""
-        self._apply(Send(input))
+        self._apply(Send(input, expect))
 
     # ------------------------------------------------------------------ edits
 
@@ -253,9 +275,11 @@ class LoopAgent:
         """Cancel one pending entry (R7); False (no-op) when not pending as a primary message."""
         return bool(self._apply(Remove(message_id)).durable)
 
-    def move(self, message_id: MessageId, target: Target) -> None:
+    def move(
+        self, message_id: MessageId, target: Target, *, expect: Expectation | None = None
+    ) -> None:
         """Move a pending entry to the end of ``target`` (R8, D1, D2)."""
-        self._apply(Move(message_id, target))
+        self._apply(Move(message_id, target, expect))
 
     def splice(
         self, target: Target, start: int, delete_count: int, entries: Sequence[Entry] = ()
@@ -270,10 +294,14 @@ class LoopAgent:
     # -------------------------------------------------------------- lifecycle
 
     def cancel(
-        self, cause: UserCause | ParentCause | HookCause = UserCause(), *, keep_inbox: bool = False
+        self,
+        cause: UserCause | ParentCause | HookCause = UserCause(),
+        *,
+        keep_inbox: bool = False,
+        expect: Expectation | None = None,
     ) -> None:
         """Abort the live turn; without ``keep_inbox`` also cancel everything pending (R21-R23)."""
-        self._apply(Cancel(cause, keep_inbox))
+        self._apply(Cancel(cause, keep_inbox, expect))
 
     def dispose(self) -> None:
         """Synchronous ``Dispose`` (R25): ``aclose`` without the wait. Raises once disposed."""

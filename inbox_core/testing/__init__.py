@@ -14,7 +14,8 @@ What is here
 * **Strategies** (``hypothesis.strategies``): ``message_ids`` (a small pool, so
   duplicates happen), ``sources`` (every variant), ``messages``, ``entries``,
   ``resolved_inputs`` (all three classes), ``causes``, ``decisions``,
-  ``outcomes``, ``caller_commands`` (BeginMaintenance included),
+  ``outcomes``, ``expectations`` (R34: None, idle, a turn), ``caller_commands``
+  (BeginMaintenance included, sends, moves and cancels sometimes guarded),
   ``host_records`` (R30), ``host_reports`` (mostly stale or wrong-phase: they
   carry arbitrary turn and step numbers, records, and EndMaintenance) and
   ``commands``.
@@ -134,6 +135,7 @@ from inbox_core.testing.strategies import (
     commands,
     decisions,
     entries,
+    expectations,
     host_records,
     host_reports,
     message_ids,
@@ -172,6 +174,7 @@ __all__ = [
     "describe_failure",
     "decisions",
     "entries",
+    "expectations",
     "host_records",
     "host_reports",
     "items_of",

@@ -27,6 +27,8 @@ from inbox_core import (
     EndMaintenance,
     Enter,
     Entry,
+    ExpectIdle,
+    ExpectTurn,
     Failed,
     HookCause,
     HostRecord,
@@ -80,6 +82,9 @@ _ENTRIES: Final = entries(_MACHINE_IDS)
 _INPUTS: Final = resolved_inputs(_MACHINE_IDS)
 _PICK: Final = st.one_of(st.integers(0, 7), message_ids())
 _REPORT_KINDS: Final = ("decided", "failed", "finished", "stopping", "end")
+_GUARDED_KINDS: Final = ("followup", "queue", "steer", "inject", "move", "cancel")
+_GUARDS: Final[dict[str, int | None]] = {"idle": None, "live": 0, "past": -1, "future": 1}
+"""An expectation per draw (R34): idle, or the last turn plus this offset."""
 _RECORDS: Final = host_records()
 
 
@@ -228,6 +233,44 @@ class InboxMachine(MachineHarness):
     @rule(cause=causes(), keep_inbox=st.booleans())
     def cancel(self, cause: UserCause | ParentCause | HookCause, keep_inbox: bool) -> None:
         self.execute(Cancel(cause, keep_inbox))
+
+    @precondition(_live)
+    @rule(
+        kind=st.sampled_from(_GUARDED_KINDS),
+        guard=st.sampled_from(tuple(_GUARDS)),
+        message=_MESSAGES,
+        choice=_PICK,
+        to=_TARGETS,
+        keep_inbox=st.booleans(),
+    )
+    def guarded(
+        self,
+        kind: str,
+        guard: str,
+        message: UserMessage,
+        choice: int | MessageId,
+        to: Target,
+        keep_inbox: bool,
+    ) -> None:
+        """A guarded send, move or cancel (R34) expecting idle, or the live, a past or a
+        future turn; a failed expectation changes nothing and announces nothing (I11), and
+        the oracle must raise the same error (AgentBusy, TurnMismatch)."""
+        offset = _GUARDS[guard]
+        last = self.state.last_turn
+        expect = ExpectIdle() if offset is None else ExpectTurn(max(last + offset, 1))
+        fresh = self.fresh(message)
+        command: Command
+        if kind == "move":
+            command = Move(self.pick(choice), to, expect)
+        elif kind == "cancel":
+            command = Cancel(UserCause(), keep_inbox, expect)
+        elif kind == "inject":
+            command = inject(fresh, expect=expect)
+        else:
+            command = {"followup": followup, "queue": queue, "steer": steer}[kind](
+                fresh, expect=expect
+            )
+        self.execute(command)
 
     @precondition(_live)
     @rule(skip=st.integers(0, 3))

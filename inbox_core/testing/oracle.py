@@ -13,6 +13,7 @@ from typing import Any, Final, TypeAlias, cast
 
 from inbox_core import (
     AbortedReason,
+    AgentBusy,
     AgentDisposed,
     AgentError,
     AgentState,
@@ -36,6 +37,8 @@ from inbox_core import (
     EndMaintenance,
     Entry,
     ErrorReason,
+    ExpectIdle,
+    ExpectTurn,
     Failed,
     InboxClaimed,
     InboxCoreError,
@@ -71,6 +74,7 @@ from inbox_core import (
     TurnAborted,
     TurnEnded,
     TurnEndReason,
+    TurnMismatch,
     TurnStarted,
     TurnStoppingDone,
     UnexpectedReport,
@@ -234,6 +238,9 @@ class NaiveInbox:
                 raise UnexpectedReport("stale or wrong-phase report")
         elif self.disposed:
             raise AgentDisposed("disposed")
+        expect = getattr(command, "expect", None)
+        if expect is not None:  # R34: before anything the command itself does
+            self.check_expectation(expect)
         if isinstance(command, Send):
             given = command.input
             item = (given.message, tuple(given.contexts), given.wakeup)
@@ -273,6 +280,16 @@ class NaiveInbox:
             self.after_turn()  # R31: waking work opens the next turn, else idle
         else:
             self.report(command)
+
+    def check_expectation(self, expect: object) -> None:
+        """R34: idle means status idle; turn n means turn n is open, driven, not aborted."""
+        if isinstance(expect, ExpectIdle):
+            if self.status != "idle":
+                raise AgentBusy(f"status {self.status}")
+        elif isinstance(expect, ExpectTurn):
+            live = self.status == "running" and self.turn_open and self.aborted is None
+            if not (live and self.last_turn == expect.turn):
+                raise TurnMismatch(f"turn {expect.turn} is not live")
 
     def answers(self, report: object) -> bool:
         w = self.waiting

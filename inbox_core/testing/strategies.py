@@ -18,6 +18,9 @@ from inbox_core.commands import (
     Dispose,
     EndMaintenance,
     Enter,
+    Expectation,
+    ExpectIdle,
+    ExpectTurn,
     Failed,
     MaxTokens,
     Move,
@@ -188,12 +191,23 @@ def outcomes() -> st.SearchStrategy[StepOutcome]:
     )
 
 
+def expectations(*, max_turn: int = 4) -> st.SearchStrategy[Expectation | None]:
+    """A guarded command's ``expect`` (R34): mostly None, else idle or a turn number."""
+    return st.one_of(
+        st.none(),
+        st.none(),
+        st.just(ExpectIdle()),
+        st.builds(ExpectTurn, st.integers(1, max_turn)),
+    )
+
+
 def caller_commands(ids: st.SearchStrategy[MessageId] | None = None) -> st.SearchStrategy[Command]:
-    """Every caller command: sends, edits, cancels, dispose, Resume and BeginMaintenance."""
+    """Every caller command: sends, edits, cancels (guarded or not, R34), dispose, Resume
+    and BeginMaintenance."""
     pool = message_ids() if ids is None else ids
     targets = st.sampled_from(TARGET_NAMES)
     return st.one_of(
-        st.builds(Send, resolved_inputs(ids)),
+        st.builds(Send, resolved_inputs(ids), expectations()),
         st.builds(
             Splice,
             targets,
@@ -204,8 +218,8 @@ def caller_commands(ids: st.SearchStrategy[MessageId] | None = None) -> st.Searc
         st.just(Clear()),
         st.builds(Replace, pool, messages(ids)),
         st.builds(Remove, pool),
-        st.builds(Move, pool, targets),
-        st.builds(Cancel, causes(), st.booleans()),
+        st.builds(Move, pool, targets, expectations()),
+        st.builds(Cancel, causes(), st.booleans(), expectations()),
         st.just(Dispose()),
         st.just(Resume()),
         st.just(BeginMaintenance()),

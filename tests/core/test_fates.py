@@ -35,6 +35,7 @@ from inbox_core import (
     InboxClaimed,
     InboxCoreError,
     InboxDiscarded,
+    InboxInserted,
     InterruptedReason,
     MaxTokens,
     MessageAdmitted,
@@ -48,6 +49,7 @@ from inbox_core import (
     Resume,
     Splice,
     UserCause,
+    UserMessage,
     fates,
     reduce,
     replay,
@@ -398,13 +400,17 @@ class FateOracle:
     def __init__(self) -> None:
         self.fates: dict[str, Any] = {}
         self.unsupported = False
+        self.superseded: set[str] = set()  # claimed ids sent again before the decision
 
     def observe(self, before: AgentState, command: Any, transition: Any) -> None:
         phase, after = before.phase, transition.state
+        claim = self.claim_of(before)
         if isinstance(phase, PreStep) and isinstance(command, PreStepDecided | PreStepFailed):
             self.decided(before, phase, command)
+            self.superseded.clear()
         if isinstance(phase, Orphaned) and isinstance(command, Resume):
-            claimed = [m for e in phase.claim.next_step + phase.claim.next_turn for m in e.messages]
+            claimed = [m for m in claim if m.id not in self.superseded]
+            self.superseded.clear()
             if before.abort_cause is not None:
                 reason = AbortedReason(before.abort_cause)
                 self.fates.update((m.id, ConsumedFate(phase.turn, reason)) for m in claimed)
@@ -414,7 +420,10 @@ class FateOracle:
                 }
                 if any(m.id not in pending_after for m in claimed):
                     self.unsupported = True  # D9's partial restore: see the xfail above
+        claimed_ids = {m.id for m in claim}
         for note in transition.notifications:
+            if isinstance(note, InboxInserted) and note.message.id in claimed_ids:
+                self.superseded.add(note.message.id)  # R32 v3: the newer message owns it
             if isinstance(note, InboxDiscarded):
                 self.fates[note.message.id] = CanceledFate()
             elif isinstance(note, InboxClaimed):
@@ -422,8 +431,18 @@ class FateOracle:
                 self.fates[note.message.id] = ClaimedFate(note.turn, awaiting.step)
         self.fates.update(pending_of(after))
 
+    @staticmethod
+    def claim_of(state: AgentState) -> list[UserMessage]:
+        """The messages of the undecided claim: a pre-step batch, or an orphan's claim."""
+        phase = state.phase
+        if isinstance(phase, PreStep):
+            return list(phase.awaiting.batch)
+        if isinstance(phase, Orphaned):
+            return [m for e in phase.claim.next_step + phase.claim.next_turn for m in e.messages]
+        return []
+
     def decided(self, before: AgentState, phase: PreStep, command: Any) -> None:
-        batch = [m.id for m in before.awaiting.batch]
+        batch = [m.id for m in before.awaiting.batch if m.id not in self.superseded]
         turn, step = phase.turn, phase.step
         if before.abort_cause is not None:
             fate: Any = ConsumedFate(turn, AbortedReason(before.abort_cause))
@@ -437,7 +456,9 @@ class FateOracle:
             entering = command.decision.messages
             entered = {m.id for m in entering}
             self.fates.update((i, DroppedFate(turn, step)) for i in batch if i not in entered)
-            self.fates.update((m.id, AdmittedFate(turn, step)) for m in entering)
+            self.fates.update(
+                (m.id, AdmittedFate(turn, step)) for m in entering if m.id not in self.superseded
+            )
 
 
 @settings(max_examples=80, deadline=None)

@@ -342,12 +342,14 @@ def test_r2_notice_summary_with_any_line_break_is_not_one_line(summary):
     ("cls", "names"),
     [
         ("Entry", ["message", "contexts", "wakeup"]),
-        ("Send", ["input"]),
+        ("Send", ["input", "expect"]),
         ("Splice", ["target", "start", "delete_count", "inserted"]),
         ("Replace", ["message_id", "message"]),
         ("Remove", ["message_id"]),
-        ("Move", ["message_id", "target"]),
-        ("Cancel", ["cause", "keep_inbox"]),
+        ("Move", ["message_id", "target", "expect"]),
+        ("Cancel", ["cause", "keep_inbox", "expect"]),
+        ("ExpectIdle", []),
+        ("ExpectTurn", ["turn"]),
         ("PreStepDecided", ["turn", "step", "decision", "records"]),
         ("PreStepFailed", ["turn", "step", "message", "code", "records"]),
         ("StepFinished", ["turn", "step", "outcome", "records"]),
@@ -364,7 +366,7 @@ def test_r2_notice_summary_with_any_line_break_is_not_one_line(summary):
     ],
 )
 def test_r11_pinned_signatures_list_fields_in_order(cls, names):
-    """R11, R16, R21: the pinned field order (positional construction relies on it)."""
+    """R11, R16, R21, R34: the pinned field order (positional construction relies on it)."""
     import inbox_core
 
     assert [f.name for f in attrs.fields(getattr(inbox_core, cls))] == names

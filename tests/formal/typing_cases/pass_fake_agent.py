@@ -9,6 +9,9 @@ from collections.abc import Callable
 from inbox_core import (
     Agent,
     Entry,
+    Expectation,
+    ExpectIdle,
+    ExpectTurn,
     HookCause,
     InjectInput,
     MessageId,
@@ -37,19 +40,28 @@ class FakeAgent:
         self.sent: list[ResolvedAgentInput] = []
         self._inbox = FakeInbox()
 
-    def followup(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
-        self.send(NextTurnInput(message, contexts, "next-turn", True))
+    def followup(
+        self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = (),
+        expect: Expectation | None = None,
+    ) -> None:
+        self.send(NextTurnInput(message, contexts, "next-turn", True), expect=expect)
 
-    def queue(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
-        self.send(NextTurnInput(message, contexts, "next-turn", False))
+    def queue(
+        self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = (),
+        expect: Expectation | None = None,
+    ) -> None:
+        self.send(NextTurnInput(message, contexts, "next-turn", False), expect=expect)
 
-    def steer(self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = ()) -> None:
-        self.send(SteerInput(message, contexts, "next-step", True))
+    def steer(
+        self, message: UserMessage, *, contexts: tuple[UserMessage, ...] = (),
+        expect: Expectation | None = None,
+    ) -> None:
+        self.send(SteerInput(message, contexts, "next-step", True), expect=expect)
 
-    def inject(self, message: UserMessage) -> None:
-        self.send(InjectInput(message, (), "next-step", False))
+    def inject(self, message: UserMessage, *, expect: Expectation | None = None) -> None:
+        self.send(InjectInput(message, (), "next-step", False), expect=expect)
 
-    def send(self, input: ResolvedAgentInput) -> None:
+    def send(self, input: ResolvedAgentInput, *, expect: Expectation | None = None) -> None:
         self.sent.append(input)
 
     def replace(self, message_id: MessageId, message: UserMessage) -> bool:
@@ -58,11 +70,14 @@ class FakeAgent:
     def remove(self, message_id: MessageId) -> bool:
         return False
 
-    def move(self, message_id: MessageId, target: Target) -> None:
+    def move(
+        self, message_id: MessageId, target: Target, *, expect: Expectation | None = None
+    ) -> None:
         pass
 
     def cancel(
-        self, cause: UserCause | ParentCause | HookCause = UserCause(), *, keep_inbox: bool = False
+        self, cause: UserCause | ParentCause | HookCause = UserCause(), *, keep_inbox: bool = False,
+        expect: Expectation | None = None,
     ) -> None:
         pass
 
@@ -95,6 +110,10 @@ async def use(agent: Agent, m: UserMessage, c: UserMessage) -> bool:
     agent.send(SteerInput(m, (), "next-step", True))
     agent.move(m.id, "next-step")
     agent.cancel(HookCause("budget"), keep_inbox=True)
+    agent.followup(m, expect=ExpectIdle())  # R34: the guarded forms
+    agent.steer(m, contexts=(c,), expect=ExpectTurn(5))
+    agent.move(m.id, "next-step", expect=ExpectTurn(5))
+    agent.cancel(keep_inbox=True, expect=ExpectTurn(5))
     unsubscribe = agent.subscribe(lambda note: None)
     unsubscribe()
     await agent.when_idle()
