@@ -81,17 +81,17 @@ class Send:
 
 def followup(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
     """next-turn, waking: an ordinary prompt with a turn of its own."""
-    return Send(NextTurnInput(message, tuple(contexts), "next-turn", True))
+    return Send(NextTurnInput(message, contexts, "next-turn", True))
 
 
 def queue(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
     """next-turn, not waking: parked until a waking delivery runs the model (R15)."""
-    return Send(NextTurnInput(message, tuple(contexts), "next-turn", False))
+    return Send(NextTurnInput(message, contexts, "next-turn", False))
 
 
 def steer(message: UserMessage, contexts: Sequence[UserMessage] = ()) -> Send:
     """next-step, waking: joins the running turn at its next step boundary (R17)."""
-    return Send(SteerInput(message, tuple(contexts), "next-step", True))
+    return Send(SteerInput(message, contexts, "next-step", True))
 
 
 def inject(message: UserMessage) -> Send:
