@@ -140,14 +140,20 @@ def _cannot_open(path: str) -> str:
     parent = target.parent
     if target.is_dir():
         return "it is a directory"
-    if parent.exists() and not parent.is_dir():
-        return f"{str(parent)!r} is not a directory"
-    if not parent.is_dir():
-        return f"the directory {str(parent)!r} does not exist"
-    if not target.exists() and not os.access(parent, os.W_OK):
-        return f"the directory {str(parent)!r} is not writable"
-    if target.exists() and not os.access(target, os.R_OK):
-        return "permission denied"
+    try:
+        os.stat(target)
+    except FileNotFoundError:
+        if parent.exists() and not parent.is_dir():
+            return f"{str(parent)!r} is not a directory"
+        if not parent.is_dir():
+            return f"the directory {str(parent)!r} does not exist"
+        if not os.access(parent, os.W_OK):
+            return f"the directory {str(parent)!r} is not writable"
+    except OSError as error:
+        return str(error.strerror).lower()
+    else:
+        if not os.access(target, os.R_OK | os.W_OK):
+            return "permission denied"
     return "unable to open the database file"
 
 
@@ -282,9 +288,13 @@ def _prepare_schema(conn: sqlite3.Connection, path: str, timeout: float) -> None
     again inside the write transaction: two processes opening a new or v1 file
     at once create or migrate it once.
     """
-    kind = _classify(conn, path)
-    if kind == "v1":
-        _check_v1_rows(conn)
+    conn.execute("BEGIN")  # one snapshot: the version and the tables of the same commit
+    try:
+        kind = _classify(conn, path)
+        if kind == "v1":
+            _check_v1_rows(conn)
+    finally:
+        conn.execute("COMMIT")
     _enable_wal(conn, path, timeout)
     if kind == "v2":  # the common case takes no write lock
         return

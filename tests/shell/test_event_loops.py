@@ -40,6 +40,7 @@ class WaitsForAbort(EchoHost):
 
 async def first_loop(agent: LoopAgent) -> None:
     agent.followup(msg("started in the first loop"))
+    asyncio.ensure_future(agent.when_idle())  # a waiter this loop leaves behind  # noqa: RUF006
     await asyncio.sleep(0.02)  # the step is in flight when this loop ends
 
 
@@ -64,8 +65,9 @@ FIRST_LOOPS: list[Callable[[LoopAgent], None]] = [ended_by_asyncio_run, closed_w
 def test_SH5_SH8_a_second_loop_asks_the_host_again_and_the_signal_works_there(
     first: Callable[[LoopAgent], None],
 ) -> None:
-    """SH8, SH5: the first loop ended mid-step; in a second loop the driver asks the host again,
-    its signal.wait() works there (no "bound to a different event loop"), the turn completes."""
+    """SH8, SH5: the first loop ended mid-step (a when_idle waiter left in it); in a second loop
+    the driver asks the host again, its signal.wait() works there (no "bound to a different
+    event loop"), the turn completes, and the dead loop's waiter is skipped."""
     host = WaitsForAbort()
     agent = LoopAgent(host)
     first(agent)

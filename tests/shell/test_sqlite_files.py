@@ -158,6 +158,40 @@ def test_R29_a_v1_table_is_migrated_whatever_its_not_null(tmp_path: Path, versio
         assert log.agent_ids() == ["default"]
 
 
+OPEN_AT = """
+import sys, time
+from inbox_core import TurnStarted
+from inbox_core.shell import SqliteLog
+path, agent, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
+while time.time() < start:
+    pass
+with SqliteLog(path, agent_id=agent) as log:
+    log.acquire()
+    log.append([TurnStarted(1)])
+"""
+
+
+def test_SH9_processes_creating_a_new_file_at_once_all_open_it(tmp_path: Path) -> None:
+    """SH9: six processes open the same new file at the same instant: it is created once and
+    every one of them opens it (each classifies what it sees in one snapshot: never a table
+    without its user_version) and appends its agent's event."""
+    path = tmp_path / "new.db"
+    start = time.time() + 1.0
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", OPEN_AT, str(path), f"agent-{n}", str(start)],
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+        for n in range(6)
+    ]
+    errors = [child.communicate(timeout=60)[1] for child in children]
+    assert [child.returncode for child in children] == [0] * 6, errors
+    assert sqlite_agent_ids(path) == [f"agent-{n}" for n in range(6)]
+
+
 # ----------------------------------------------------------- typed failures
 
 
