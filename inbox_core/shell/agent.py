@@ -332,7 +332,9 @@ class LoopAgent:
         self._check_not_driver("run_maintenance")
         self._check_driving()
         if not callable(job):
-            raise InvalidInput(f"a maintenance job is a coroutine function, not {job!r:.60}")
+            raise InvalidInput(
+                f"a maintenance job is a coroutine function, not a {type(job).__name__}"
+            )
         self._apply(BeginMaintenance())
         signal = self._job_signal = AbortSignal(None)
         self._sync_signal()

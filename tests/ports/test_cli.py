@@ -440,7 +440,6 @@ def _closed_log(folder: Path, events: list[DurableEvent] | None = None) -> Path:
     with shell.SqliteLog(path) as log:
         log.acquire()
         log.append(vector_log("turn-long-session") if events is None else events)
-    (folder / "session.db-owners").unlink()
     return path
 
 
