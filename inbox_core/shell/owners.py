@@ -62,21 +62,23 @@ class OwnerFile:
     the parent.
     """
 
-    __slots__ = ("fd", "owners", "path")
+    __slots__ = ("fd", "identity", "owners", "path")
 
     def __init__(self, path: str) -> None:
         self.path = path
         self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        stat = os.fstat(self.fd)
+        self.identity = (stat.st_dev, stat.st_ino)
         self.owners: dict[str, object] = {}
 
     def intact(self) -> bool:
         """Whether the path still names this descriptor's file: a lock file that was deleted
         or replaced no longer excludes anyone (a new process locks a new file)."""
         try:
-            here, ours = os.stat(self.path), os.fstat(self.fd)
+            stat = os.stat(self.path)
         except OSError:
             return False
-        return (here.st_dev, here.st_ino) == (ours.st_dev, ours.st_ino)
+        return (stat.st_dev, stat.st_ino) == self.identity
 
 
 _OWNER_FILES: dict[str, OwnerFile] = {}

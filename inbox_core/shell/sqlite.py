@@ -444,7 +444,7 @@ class SqliteLog:
         if not texts:
             return
         conn = self.connection
-        with self._errors("append"):
+        try:  # the hot path: no context manager
             conn.execute("BEGIN IMMEDIATE")
             try:
                 first = self._check_next(conn)
@@ -457,6 +457,8 @@ class SqliteLog:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise
+        except sqlite3.Error as error:
+            raise _typed(error, self._path, "append", self._timeout) from error
         self._next = first + len(texts)
 
     def _check_next(self, conn: sqlite3.Connection) -> int:
