@@ -84,24 +84,27 @@ def check_path(path: Path) -> None:
 
 
 def choose_agent(path: Path, agent_id: str | None) -> str:
-    """The agent to read from an SQLite file: ``agent_id``, or ``"default"`` when the file
-    holds it (or nothing); a file of other agents only is a usage error naming them."""
+    """The agent to read from an SQLite file: ``agent_id`` if the file holds it, else (no
+    ``agent_id``) ``"default"`` when the file holds it or nothing at all (an empty log).
+
+    Anything else is ``NotALog`` naming the agents the file holds: a usage
+    error when no ``--agent-id`` was given (the file holds other agents only).
+    """
     if agent_id is not None:
         limits.agent_id(agent_id)  # InvalidInput: a usage error
     agents = sqlite_agent_ids(path)
+    if agent_id is None and (not agents or DEFAULT_AGENT in agents):
+        return DEFAULT_AGENT
+    if agent_id in agents:
+        return agent_id
     shown = ", ".join(repr(agent) for agent in agents[:20])
     more = f" and {len(agents) - 20} more" if len(agents) > 20 else ""
-    if agent_id is None:
-        if not agents or DEFAULT_AGENT in agents:
-            return DEFAULT_AGENT
-        raise NotALog(
-            f"no agent {DEFAULT_AGENT!r} in this database; it holds {len(agents)} agent"
-            f"{'s' if len(agents) != 1 else ''}: {shown}{more} (choose one with --agent-id)",
-            usage=True,
-        )
-    if agent_id not in agents and agents:
-        raise NotALog(f"no agent {agent_id!r} in this database; it holds: {shown}{more}")
-    return agent_id
+    held = f"{len(agents)} agent{'s' * (len(agents) != 1)}: {shown}{more}" if agents else "none"
+    wanted = DEFAULT_AGENT if agent_id is None else agent_id
+    hint = " (choose one with --agent-id)" if agent_id is None else ""
+    raise NotALog(
+        f"no agent {wanted!r} in this database; it holds {held}{hint}", usage=agent_id is None
+    )
 
 
 def _read_sqlite(path: Path, agent_id: str) -> tuple[list[DurableEvent], LogProblem | None]:

@@ -384,7 +384,7 @@ def test_replay_reads_default_beside_other_agents_and_an_empty_database(
     capsys: Capture, tmp_path: Path
 ) -> None:
     """A file holding "default" (and others) reads it without --agent-id; a new, empty log
-    file is an empty log (exit 0)."""
+    file is an empty log (exit 0), and holds no agent one could name."""
     db = _agents_db(tmp_path / "agents.db", "default", "bob")
     code, out, _ = run(capsys, "replay", str(db))
     assert (code, "ok: all" in out) == (0, True)
@@ -392,6 +392,8 @@ def test_replay_reads_default_beside_other_agents_and_an_empty_database(
     shell.SqliteLog(tmp_path / "empty.db").close()
     code, out, _ = run(capsys, "replay", str(tmp_path / "empty.db"))
     assert (code, "0 events" in out) == (0, True)
+    code, _, err = run(capsys, "replay", str(tmp_path / "empty.db"), "--agent-id", "bob")
+    assert (code, "no agent 'bob' in this database; it holds none" in err) == (1, True)
 
 
 @pytest.mark.parametrize("agent_id", ["bob", "default"])
