@@ -537,16 +537,25 @@ def _fingerprint(path: str) -> tuple[int, int, int] | None:
     return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
+def _size(path: str) -> int:
+    """The size of ``path`` in bytes, 0 when it does not exist."""
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return 0
+
+
 def _read_only(path: str | os.PathLike[str], read: Callable[[sqlite3.Connection], T]) -> T:
     """``read(conn)`` on a connection that writes nothing and creates no file.
 
-    A cleanly closed WAL database has no ``-wal`` file: everything is in the
-    database file, which is read as ``immutable`` (no locks and no ``-shm``,
-    so a directory the reader cannot write is fine); if the file changed
-    meanwhile (a writer opened it and checkpointed), it is read again. With a
-    ``-wal`` (or rollback ``-journal``) file present a writer is live, or
-    crashed: the read goes through SQLite's ``mode=ro`` locking protocol,
-    which needs the ``-shm`` file. Every read is one transaction: one snapshot.
+    A cleanly closed WAL database has no ``-wal`` file (or an empty one):
+    everything is in the database file, which is read as ``immutable`` (no
+    locks and no ``-shm``, so a directory the reader cannot write is fine);
+    if the file changed meanwhile (a writer opened it and checkpointed), it
+    is read again. With a non-empty ``-wal`` (or rollback ``-journal``) file
+    a writer is live, or crashed: the read goes through SQLite's ``mode=ro``
+    locking protocol, which needs the ``-shm`` file. Every read is one
+    transaction: one snapshot.
     """
     where = _database_path(path)
     resolved = os.path.realpath(where)
@@ -556,7 +565,7 @@ def _read_only(path: str | os.PathLike[str], read: Callable[[sqlite3.Connection]
             raise LogUnavailable(f"{where!r}: {why}")
         _check_header(resolved)
         before = _fingerprint(resolved)
-        live = any(os.path.exists(resolved + suffix) for suffix in ("-wal", "-journal"))
+        live = any(_size(resolved + suffix) for suffix in ("-wal", "-journal"))
         uri = f"{Path(resolved).as_uri()}?mode=ro{'' if live else '&immutable=1'}"
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=_READ_TIMEOUT)
