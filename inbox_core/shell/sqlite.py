@@ -142,7 +142,7 @@ def _cannot_open(path: str) -> str:
         return "it is a directory"
     try:
         os.stat(target)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         if parent.exists() and not parent.is_dir():
             return f"{str(parent)!r} is not a directory"
         if not parent.is_dir():

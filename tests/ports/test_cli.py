@@ -17,6 +17,7 @@ import pytest
 from inbox_core import DurableEvent, event_from_json, event_to_json
 from inbox_core.cli import main
 from inbox_core.vectors import read_vector
+from tests.shell.support import as_unprivileged
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "specs" / "vectors"
@@ -455,23 +456,6 @@ def test_replay_creates_no_file_next_to_the_log(capsys: Capture, tmp_path: Path)
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
 
 
-def _as_unprivileged(argv: list[str]) -> list[str]:
-    """``argv`` run as a user who cannot write the test's files (root bypasses permissions)."""
-    if os.geteuid() != 0:
-        return argv
-    setpriv = shutil.which("setpriv")
-    try:
-        import pwd
-
-        user = pwd.getpwnam("inbox_pg")
-    except (ImportError, KeyError):
-        user = None
-    if setpriv is None or user is None:
-        pytest.skip("running as root without setpriv and an unprivileged user (inbox_pg)")
-    ids = [f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
-    return [setpriv, *ids, *argv]
-
-
 @pytest.mark.parametrize("live", [False, True], ids=["closed", "open-writer"])
 def test_replay_works_in_a_directory_the_user_cannot_write(live: bool) -> None:
     """Read-only (SH9, O1): a user who cannot write the log's directory replays a cleanly
@@ -496,7 +480,7 @@ def test_replay_works_in_a_directory_the_user_cannot_write(live: bool) -> None:
             file.chmod(0o644)
         before = sorted(p.name for p in folder.iterdir())
         result = subprocess.run(
-            _as_unprivileged([sys.executable, "-m", "inbox_core", "replay", str(path)]),
+            as_unprivileged([sys.executable, "-m", "inbox_core", "replay", str(path)]),
             capture_output=True,
             text=True,
             timeout=60,

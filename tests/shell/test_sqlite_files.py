@@ -6,11 +6,14 @@ create nothing."""
 from __future__ import annotations
 
 import os
+import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +24,10 @@ from hypothesis import strategies as st
 from inbox_core import InvalidInput, StepEnded, TurnStarted, limits
 from inbox_core.shell import CorruptLog, IncompatibleLog, LogUnavailable, SqliteLog
 from inbox_core.shell.sqlite import iter_sqlite_log, sqlite_agent_ids
+
+from .support import as_unprivileged
+
+ROOT = Path(__file__).resolve().parents[2]
 
 V1_TABLE = "CREATE TABLE events (seq INTEGER PRIMARY KEY, event TEXT)"
 TURN = '{"type":"turn/start","data":{"turn":1}}'
@@ -177,7 +184,7 @@ def test_SH9_processes_creating_a_new_file_at_once_all_open_it(tmp_path: Path) -
     without its user_version) and appends its agent's event."""
     path = tmp_path / "new.db"
     start = time.time() + 1.0
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
     children = [
         subprocess.Popen(
             [sys.executable, "-c", OPEN_AT, str(path), f"agent-{n}", str(start)],
@@ -261,6 +268,119 @@ def test_SH9_a_lock_held_past_the_timeout_is_log_unavailable(tmp_path: Path) -> 
         holder.kill()
         holder.wait(10)
         assert log.read() == [TurnStarted(1)]
+
+
+def test_SH9_a_path_under_a_file_is_log_unavailable_saying_so(tmp_path: Path) -> None:
+    """SH9, R26: a path whose parent is a file names that, not "does not exist"."""
+    (tmp_path / "file").write_text("x", encoding="utf-8")
+    with pytest.raises(LogUnavailable, match="is not a directory"):
+        SqliteLog(tmp_path / "file" / "x.db")
+
+
+UNPRIVILEGED = """
+import sys
+from inbox_core import InboxCoreError
+from inbox_core.shell import SqliteLog
+from inbox_core.shell.sqlite import iter_sqlite_log
+path, how = sys.argv[1], sys.argv[2]
+try:
+    if how == "write":
+        SqliteLog(path).close()
+    else:
+        print(len(list(iter_sqlite_log(path))), "events")
+except InboxCoreError as error:
+    print(type(error).__name__, error)
+"""
+
+
+def run_unprivileged(path: Path, how: str) -> str:
+    """Open ``path`` (``how``: "write" with SqliteLog, "read" with iter_sqlite_log) as a user
+    who cannot write its directory; what it printed."""
+    result = subprocess.run(
+        as_unprivileged([sys.executable, "-c", UNPRIVILEGED, str(path), how]),
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        cwd="/",
+        env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"},
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout.strip()
+
+
+@pytest.fixture
+def read_only_dir() -> Iterator[Path]:
+    """A directory (in a world-traversable parent) the unprivileged user cannot write."""
+    top = Path(tempfile.mkdtemp(prefix="inbox-core-ro-"))
+    folder = top / "logs"
+    folder.mkdir()
+    top.chmod(0o755)
+    try:
+        yield folder
+    finally:
+        folder.chmod(0o755)
+        shutil.rmtree(top)
+
+
+def seal(folder: Path) -> dict[str, bytes]:
+    for file in folder.iterdir():
+        file.chmod(0o644)
+    folder.chmod(0o555)
+    return snapshot(folder)
+
+
+def test_SH9_a_writer_in_a_directory_it_cannot_write_gets_log_unavailable(
+    read_only_dir: Path,
+) -> None:
+    """SH9, R26: SqliteLog needs to write beside the database (its -wal and -shm files): in a
+    directory it cannot write, an existing log and a new one are LogUnavailable saying so."""
+    path = read_only_dir / "log.db"
+    SqliteLog(path).close()
+    before = seal(read_only_dir)
+    assert run_unprivileged(path, "write").startswith("LogUnavailable")
+    assert "not writable" in run_unprivileged(path, "write")
+    new = run_unprivileged(read_only_dir / "new.db", "write")
+    assert new.startswith("LogUnavailable")
+    assert "is not writable" in new
+    assert snapshot(read_only_dir) == before
+
+
+def test_SH9_a_crash_image_in_a_read_only_directory_says_what_is_wrong(
+    read_only_dir: Path, tmp_path: Path
+) -> None:
+    """SH9, O1: a log whose last events are only in its -wal file (a writer died; its -shm is
+    gone) cannot be read without creating a -shm file: the read-only reader says exactly
+    that, in a directory the reader cannot write, and changes nothing."""
+    live = tmp_path / "log.db"
+    with SqliteLog(live) as log:
+        log.acquire()
+        log.append([TurnStarted(1)])
+        for suffix in ("", "-wal"):  # the image a crash leaves, without the -shm
+            shutil.copyfile(f"{live}{suffix}", f"{read_only_dir / 'log.db'}{suffix}")
+    assert (read_only_dir / "log.db-wal").stat().st_size > 0
+    before = seal(read_only_dir)
+    said = run_unprivileged(read_only_dir / "log.db", "read")
+    assert said.startswith("LogUnavailable")
+    assert "has a -wal file" in said
+    assert "-shm" in said
+    assert snapshot(read_only_dir) == before
+
+
+def test_SH9_the_read_only_readers_read_a_v1_file_without_migrating_it(tmp_path: Path) -> None:
+    """SH9, R29: a v1 file reads as agent "default" (and no other), unmigrated, unchanged; an
+    empty database holds no agent."""
+    path = make_db(tmp_path / "v1.db", V1_TABLE, "PRAGMA user_version=1")
+    with sqlite3.connect(path) as conn:
+        conn.execute("INSERT INTO events VALUES (0, ?)", (TURN,))
+    conn.close()
+    before = snapshot(tmp_path)
+    assert list(iter_sqlite_log(path)) == [TurnStarted(1)]
+    assert list(iter_sqlite_log(path, "bob")) == []
+    assert sqlite_agent_ids(path) == ["default"]
+    assert snapshot(tmp_path) == before
+    empty = make_db(tmp_path / "empty.db", "PRAGMA user_version=0")
+    assert (sqlite_agent_ids(empty), list(iter_sqlite_log(empty))) == ([], [])
 
 
 # --------------------------------------------------------- bad arguments
