@@ -105,8 +105,7 @@ class DriverStopped(RuntimeError):
     everything committed; a new ``LoopAgent`` over it resumes (the turn closes
     ``interrupted``). A writer that lost its log (R29) stops the same way,
     with ``LogFenced`` as the cause; a store that became unreachable, with
-    ``LogUnavailable``; and so does an agent whose maintenance job could not
-    end, not even without its records (R31).
+    ``LogUnavailable``.
     """
 
 
@@ -182,6 +181,7 @@ class LoopAgent:
         self._waiters: list[asyncio.Future[None]] = []
         self._detached = False
         self._job_signal: AbortSignal | None = None
+        self._end_owed = False  # a maintenance end the log refused: retried (R31)
         self._state = replay(self._log.read())
         self._sync_signal()
         self._apply(Resume())  # D8: a no-op unless the log needs it
@@ -286,8 +286,10 @@ class LoopAgent:
         It returns only when, at that moment, ``status == "idle"``: work that
         arrives while waiting (also work that re-wakes the agent right after
         an idle) is waited for too. Raises ``DriverStopped`` if the driver
-        failed, and ``RuntimeError`` when awaited from the driver itself (a
-        host hook waiting for its own turn to end would never return).
+        failed, the store's error while the end of a maintenance job it owes
+        still cannot be written (R31; the next call tries again), and
+        ``RuntimeError`` when awaited from the driver itself (a host hook
+        waiting for its own turn to end would never return).
         """
         await self._wait_until(self._is_idle, "when_idle")
 
@@ -326,8 +328,9 @@ class LoopAgent:
         Maintenance always ends. If the job raises, returns anything else
         (``InvalidInput``) or its records cannot be written, it ends without
         records and that error propagates. If even that end cannot be written
-        (it opens the turn of input sent meanwhile), the agent stops as after
-        a failed report (SH8: ``DriverStopped``; a new agent resumes the log).
+        (it opens the turn of input sent meanwhile: the store failed again),
+        it is owed: ``when_idle``, ``aclose`` and the next ``run_maintenance``
+        apply it first, raising the store's error while it still fails.
         """
         self._check_not_driver("run_maintenance")
         self._check_driving()
@@ -335,6 +338,7 @@ class LoopAgent:
             raise InvalidInput(
                 f"a maintenance job is a coroutine function, not a {type(job).__name__}"
             )
+        self._settle_end()
         self._apply(BeginMaintenance())
         signal = self._job_signal = AbortSignal(None)
         self._sync_signal()
@@ -349,11 +353,12 @@ class LoopAgent:
         return answer
 
     def _end_job(self, records: tuple[HostRecord, ...]) -> Exception | None:
-        """Leave maintenance: ``EndMaintenance(records)``, else the record-less end, else stop.
+        """Leave maintenance: ``EndMaintenance(records)``, else the record-less end, else owe it.
 
-        Returns the error that kept the records from the log (None once they are
-        logged); a failed record-less end also stops the agent (``_stop``), so
-        nothing waits for an end that cannot come.
+        Returns the error that kept the records (or the end) from the log, None
+        once they are logged. An owed end wakes the waiters: they apply it
+        (``_settle_end``) or raise the store's error; nothing waits for an end
+        that would never come.
         """
         self._job_signal = None
         if self._detached:  # a detached agent writes nothing (R29)
@@ -368,9 +373,17 @@ class LoopAgent:
         try:
             self._apply(EndMaintenance())
         except Exception as error:
-            self._stop(error, "maintenance could not end, not even without its records")
+            self._end_owed = True
+            self._wake_waiters()
             return failure or error
         return failure
+
+    def _settle_end(self) -> None:
+        """Apply the record-less end of maintenance the log refused before (R31), if owed; the
+        store's error propagates while it still fails (the end stays owed)."""
+        if self._end_owed and not self._detached:
+            self._apply(EndMaintenance())
+            self._end_owed = False
 
     async def detach(self) -> None:
         """Hand the agent over (R29): stop driving, write nothing, release the log.
@@ -524,15 +537,9 @@ class LoopAgent:
 
     def _check_driving(self) -> None:
         if self._failure is not None:
-            raise DriverStopped(
-                "the agent stopped driving (its log failed); a new agent over the log resumes it"
-            ) from self._failure
-
-    def _stop(self, error: Exception, why: str) -> None:
-        """Stop driving for good with ``error`` (SH8): waiters raise ``DriverStopped``."""
-        self._failure = error
-        self._report_error(f"inbox_core.shell: {why}; the agent stopped", error)
-        self._wake_waiters()
+            raise DriverStopped("the driver stopped; the open turn cannot end") from (
+                self._failure
+            )
 
     def _check_not_driver(self, what: str) -> None:
         if self._driver is not None and asyncio.current_task() is self._driver:
@@ -546,6 +553,7 @@ class LoopAgent:
         loop = asyncio.get_running_loop()
         while True:
             self._check_attached()
+            self._settle_end()
             if ready():
                 return
             self._check_driving()

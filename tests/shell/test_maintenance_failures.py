@@ -1,6 +1,7 @@
 """Maintenance always ends (R31, SH10): a job's records that cannot be written, a store locked
 past its timeout, a job that returns what no job may return. The agent leaves maintenance
-(the record-less end) or stops driving with a typed error; it never hangs. And
+(the record-less end), or owes that end and writes it as soon as the store lets it; it
+never hangs, and every failure is the store's typed error. And
 ``run_maintenance`` returns the job's answer (``Recorded(answer, records)``)."""
 
 from __future__ import annotations
@@ -17,7 +18,6 @@ import pytest
 from inbox_core import DurableEvent, HostRecord, InvalidInput
 from inbox_core.shell import (
     AbortSignal,
-    DriverStopped,
     EchoHost,
     LogUnavailable,
     LoopAgent,
@@ -29,7 +29,6 @@ from inbox_core.shell import (
 from .support import (
     ScriptedHost,
     admitted_texts,
-    capture_loop_errors,
     check_invariants,
     log_types,
     msg,
@@ -135,52 +134,55 @@ async def test_R31_SH8_a_store_locked_past_its_timeout_at_the_end(tmp_path: Path
 
 
 @run_async
-async def test_R31_SH8_an_end_that_cannot_be_written_at_all_stops_the_agent(
+async def test_R31_an_end_that_cannot_be_written_at_all_is_owed_and_retried(
     tmp_path: Path,
 ) -> None:
     """R31, SH8: the lock also blocks the record-less end (it opens the waiting followup's
-    turn): the agent stops driving with the typed error: run_maintenance raises
-    LogUnavailable, when_idle/aclose and a new run_maintenance raise DriverStopped (never
-    hang), the error reaches the loop's exception handler; after the lock clears, a new
-    agent over the log resumes the followup."""
+    turn): run_maintenance raises LogUnavailable and the end is owed. While the lock holds,
+    when_idle (also one already waiting), a new run_maintenance and cancel raise the typed
+    error, never hang; once it clears, when_idle writes the end and the followup's turn runs,
+    and a new job runs."""
     path = tmp_path / "agent.db"
-    errors = capture_loop_errors()
-    log = SqliteLog(path, timeout=0.05)
-    agent = LoopAgent(EchoHost(), log=log)
-    release = asyncio.Event()
-    job = returning([SUMMARY], during=lambda: agent.followup(msg("during")), until=release)
-    running = asyncio.ensure_future(agent.run_maintenance(job))
-    await settle()
-    with write_lock(path):
-        release.set()
-        with pytest.raises(LogUnavailable, match="locked"):
-            await running
+    with SqliteLog(path, timeout=0.05) as log:
+        host = ScriptedHost()
+        agent = LoopAgent(host, log=log)
+        release = asyncio.Event()
+        job = returning([SUMMARY], during=lambda: agent.followup(msg("during")), until=release)
+        running = asyncio.ensure_future(agent.run_maintenance(job))
+        await settle()
+        waiting = asyncio.ensure_future(agent.when_idle())  # waits through maintenance
+        await settle()
+        with write_lock(path):
+            release.set()
+            with pytest.raises(LogUnavailable, match="locked"):
+                await running
+            assert agent.status == "maintenance"
+            with pytest.raises(LogUnavailable, match="locked"):
+                await asyncio.wait_for(waiting, WAIT)
+            with pytest.raises(LogUnavailable, match="locked"):
+                await asyncio.wait_for(agent.when_idle(), WAIT)
+            with pytest.raises(LogUnavailable, match="locked"):
+                await asyncio.wait_for(agent.run_maintenance(returning(None)), WAIT)
+            with pytest.raises(LogUnavailable, match="locked"):
+                agent.cancel()  # would cancel "during": a write, refused, nothing changed
         assert agent.status == "maintenance"
-        with pytest.raises(DriverStopped) as stopped:
-            await asyncio.wait_for(agent.when_idle(), WAIT)
-        assert isinstance(stopped.value.__cause__, LogUnavailable)
-    assert [type(e["exception"]) for e in errors] == [LogUnavailable]
-    with pytest.raises(DriverStopped):
-        await asyncio.wait_for(agent.run_maintenance(returning(None)), WAIT)
-    agent.followup(msg("later"))  # commands still apply (SH8): the log has it; no turn
-    await agent.detach()
-    log.close()
-    with SqliteLog(path) as again:
-        resumed = LoopAgent(EchoHost(), log=again)
-        await asyncio.wait_for(resumed.when_idle(), WAIT)
-        assert admitted_texts(resumed) == ["during", "later"]
-        check_invariants(resumed)
-        await resumed.detach()
+        idle = asyncio.ensure_future(agent.when_idle())
+        assert (await host.complete_turn()) == ["during"]
+        await asyncio.wait_for(idle, WAIT)
+        assert await agent.run_maintenance(returning(Recorded(7, [SUMMARY]))) == 7
+        assert log_types(agent).count("host/summary") == 1
+        check_invariants(agent)
+        await agent.detach()
 
 
 @run_async
 async def test_R31_a_failing_job_whose_end_cannot_be_written_raises_the_jobs_error(
     tmp_path: Path,
 ) -> None:
-    """R31, SH8: the job raises and its record-less end cannot be written either: the job's
-    error propagates (the end's goes to the loop's exception handler) and the agent stops."""
+    """R31: the job raises and its record-less end cannot be written either: the job's error
+    propagates; the owed end is written by aclose once the lock cleared (dispose cancels
+    the followup sent during the job), and the agent converges."""
     path = tmp_path / "agent.db"
-    errors = capture_loop_errors()
     with SqliteLog(path, timeout=0.05) as log:
         agent = LoopAgent(EchoHost(), log=log)
         release = asyncio.Event()
@@ -196,12 +198,13 @@ async def test_R31_a_failing_job_whose_end_cannot_be_written_raises_the_jobs_err
             release.set()
             with pytest.raises(LookupError, match="job broke"):
                 await running
-        assert [type(e["exception"]) for e in errors] == [LogUnavailable]
-        with pytest.raises(DriverStopped):
-            await asyncio.wait_for(agent.when_idle(), WAIT)
-        with pytest.raises(DriverStopped):  # disposes (the inbox is canceled), then raises
-            await asyncio.wait_for(agent.aclose(), WAIT)
-        await agent.detach()
+            with pytest.raises(LogUnavailable):  # the dispose's cancel cannot be written
+                await asyncio.wait_for(agent.aclose(), WAIT)
+        await asyncio.wait_for(agent.aclose(), WAIT)
+        assert agent.state.disposed
+        assert agent.status == "idle"
+        assert admitted_texts(agent) == []  # "during" was canceled by the dispose
+        check_invariants(agent)
 
 
 # ------------------------------------------------------------- what a job returns
