@@ -18,6 +18,7 @@ import pytest
 from inbox_core import DurableEvent, HostRecord, InvalidInput
 from inbox_core.shell import (
     AbortSignal,
+    DriverStopped,
     EchoHost,
     LogUnavailable,
     LoopAgent,
@@ -29,6 +30,7 @@ from inbox_core.shell import (
 from .support import (
     ScriptedHost,
     admitted_texts,
+    capture_loop_errors,
     check_invariants,
     log_types,
     msg,
@@ -270,3 +272,34 @@ async def test_R31_a_job_that_is_no_coroutine_function_is_invalid_input() -> Non
         await agent.run_maintenance(lambda signal: [SUMMARY])  # type: ignore[arg-type,return-value]
     assert agent.status == "idle"
     assert agent.log.read() == []
+
+
+class TurnEndRefusingLog(MemoryLog):
+    """A store that fails (LogUnavailable) every append that would end a turn."""
+
+    def append(self, events: Sequence[DurableEvent]) -> None:
+        if any(event.type == "turn/end" for event in events):
+            raise LogUnavailable("store down")
+        super().append(events)
+
+
+@run_async
+async def test_SH8_R31_run_maintenance_on_a_stopped_agent_raises_driver_stopped() -> None:
+    """SH8, R31: once the driver stopped (a report the log refused), run_maintenance raises
+    DriverStopped at once, with the log's error as its cause, and begins nothing."""
+    errors = capture_loop_errors()
+    agent = LoopAgent(EchoHost(), log=TurnEndRefusingLog())
+    agent.followup(msg("f"))
+    with pytest.raises(DriverStopped):
+        await asyncio.wait_for(agent.when_idle(), WAIT)
+    ran: list[AbortSignal] = []
+
+    async def job(signal: AbortSignal) -> None:
+        ran.append(signal)
+
+    with pytest.raises(DriverStopped) as info:
+        await agent.run_maintenance(job)
+    assert isinstance(info.value.__cause__, LogUnavailable)
+    assert ran == []
+    assert agent.status == "running"
+    assert [type(e["exception"]) for e in errors] == [LogUnavailable]
