@@ -166,11 +166,15 @@ Read a durable log, check it event by event with replay() and print the
 projection: the pending lists with their wakeup flags, the last turn, the
 turn (and step) a crash left open, the goal rounds and how many accepted
 messages have each fate (R32: pending, claimed, admitted, canceled, dropped,
-consumed). LOG is an SQLite file written by SqliteLog (recognized by its
-header; read-only, one agent: --agent-id) or JSON Lines, one
+consumed). LOG is a regular file: an SQLite file written by SqliteLog (recognized by
+its header; one agent, 'default' unless --agent-id names another; a file of
+other agents only lists them and exits 2) or JSON Lines, one
 {"seq","type","data"} document per line ("seq" counting from 0; it may be
-omitted). An undecodable record, a seq gap or an event replay rejects makes
-the command exit 1, naming the seq of the first bad event.""",
+omitted). Reading changes nothing and creates no file: a cleanly closed
+SQLite log is read in a directory the user cannot write. An undecodable
+record, a seq gap or an event replay rejects makes the command exit 1,
+naming the seq of the first bad event; so does a path that is no log (a
+directory, a FIFO, another application's database).""",
         """\
 examples:
   inbox-core replay session.db
@@ -253,9 +257,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     replay_cmd.add_argument(
         "--agent-id",
-        default="default",
         metavar="ID",
-        help="the agent to read from a multi-agent SQLite file (default: %(default)s)",
+        help="the agent to read from an SQLite file (default: 'default'; a file holding other"
+        " agents only must name one); not for JSON Lines",
     )
 
     vectors = command("vectors", _cmd_vectors)

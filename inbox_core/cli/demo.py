@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, err, format_durable, format_live, out
 from inbox_core.cli.replay import check_log
 from inbox_core.commands import Decision, StepOutcome
+from inbox_core.errors import InboxCoreError
 from inbox_core.events import (
     DurableEvent,
     Notification,
@@ -198,11 +200,16 @@ async def _second_process(path: Path, timeline: _Timeline) -> LoopAgent:
 def run_demo(args: argparse.Namespace) -> int:
     if args.log is not None:
         path = Path(args.log)
-        if path.exists() and path.stat().st_size > 0:
+        if os.path.isdir(path) or (os.path.isfile(path) and os.path.getsize(path) > 0):
             err(f"inbox-core demo: {path} already exists; the demo writes a new log")
             return EXIT_FAILURE
     else:
         path = Path(tempfile.mkdtemp(prefix="inbox-core-demo-")) / "demo.db"
+    try:
+        SqliteLog(path).close()  # a path SQLite cannot use fails here, before the timeline
+    except InboxCoreError as error:
+        err(f"inbox-core demo: {error}")
+        return EXIT_FAILURE
     timeline = _Timeline()
     out(f"inbox-core demo: a scripted session on the SQLite log {path}")
     out("  #N  a durable event, N its seq in the log;  ~  a live notification")

@@ -4,14 +4,17 @@ from __future__ import annotations
 
 import argparse
 import json
-import sqlite3
+import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
 
+from inbox_core import limits
 from inbox_core.cli.render import (
     EXIT_FAILURE,
     EXIT_OK,
+    EXIT_USAGE,
     describe_cause,
     describe_entry,
     describe_event,
@@ -21,23 +24,19 @@ from inbox_core.cli.render import (
     format_durable,
     out,
 )
-from inbox_core.codec import event_from_json, projection_to_json
-from inbox_core.errors import InboxCoreError, ReplayError
+from inbox_core.codec import projection_to_json
+from inbox_core.errors import InboxCoreError, InvalidInput, ReplayError
 from inbox_core.events import (
     DurableEvent,
     HostRecord,
 )
 from inbox_core.history import FATE_KINDS, RecordsTranscript, fates, goal_rounds, transcript
 from inbox_core.replay import replay
-from inbox_core.shell.logs import (
-    CorruptLog,
-    iter_json_lines,
-    iter_sqlite_log,
-    sqlite_agent_ids,
-)
+from inbox_core.shell.logs import CorruptLog, IncompatibleLog, iter_json_lines
+from inbox_core.shell.sqlite import SQLITE_HEADER, iter_sqlite_log, sqlite_agent_ids
 from inbox_core.state import AgentState
 
-SQLITE_MAGIC: Final = b"SQLite format 3\x00"
+DEFAULT_AGENT: Final = "default"
 
 # ---------------------------------------------------------------------- replay
 
@@ -52,14 +51,60 @@ class LogProblem(Exception):
 
 
 class NotALog(Exception):
-    """The file is neither an SQLite log nor JSON Lines."""
+    """The path names no log that can be read (``usage``: the arguments are what is wrong)."""
+
+    def __init__(self, message: str, *, usage: bool = False) -> None:
+        super().__init__(message)
+        self.usage = usage
 
 
-def _decode(document: object, seq: int, where: str) -> DurableEvent:
+_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def check_path(path: Path) -> None:
+    """Refuse, by what it is, a path that is not a readable regular file (``NotALog``)."""
     try:
-        return event_from_json(document)
-    except InboxCoreError as error:
-        raise LogProblem(seq, f"{where}{type(error).__name__}: {error}") from None
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        broken = path.is_symlink()
+        raise NotALog("a broken symbolic link" if broken else "no such file or directory") from None
+    except OSError as error:
+        raise NotALog(f"cannot read it: {error.strerror}") from None
+    for test, kind in _KINDS:
+        if test(mode):
+            raise NotALog(f"{kind}, not a log file (replay reads a regular file)")
+    if not os.access(path, os.R_OK):
+        raise NotALog("cannot read it: permission denied")
+
+
+def choose_agent(path: Path, agent_id: str | None) -> str:
+    """The agent to read from an SQLite file: ``agent_id`` if the file holds it, else (no
+    ``agent_id``) ``"default"`` when the file holds it or nothing at all (an empty log).
+
+    Anything else is ``NotALog`` naming the agents the file holds: a usage
+    error when no ``--agent-id`` was given (the file holds other agents only).
+    """
+    if agent_id is not None:
+        limits.agent_id(agent_id)  # InvalidInput: a usage error
+    agents = sqlite_agent_ids(path)
+    if agent_id is None and (not agents or DEFAULT_AGENT in agents):
+        return DEFAULT_AGENT
+    if agent_id in agents:
+        return agent_id
+    shown = ", ".join(repr(agent) for agent in agents[:20])
+    more = f" and {len(agents) - 20} more" if len(agents) > 20 else ""
+    held = f"{len(agents)} agent{'s' * (len(agents) != 1)}: {shown}{more}" if agents else "none"
+    wanted = DEFAULT_AGENT if agent_id is None else agent_id
+    hint = " (choose one with --agent-id)" if agent_id is None else ""
+    raise NotALog(
+        f"no agent {wanted!r} in this database; it holds {held}{hint}", usage=agent_id is None
+    )
 
 
 def _read_sqlite(path: Path, agent_id: str) -> tuple[list[DurableEvent], LogProblem | None]:
@@ -70,10 +115,6 @@ def _read_sqlite(path: Path, agent_id: str) -> tuple[list[DurableEvent], LogProb
             events.append(event)  # the good prefix, kept for the report
     except CorruptLog as error:
         return events, LogProblem(error.seq, error.reason)
-    except sqlite3.Error as error:
-        raise NotALog(f"not an inbox-core SQLite log: {error}") from None
-    if not events and agent_id not in sqlite_agent_ids(path) and agent_id != "default":
-        raise NotALog(f"no agent {agent_id!r} in this database")
     return events, None
 
 
@@ -93,21 +134,40 @@ def _read_json_lines(path: Path) -> tuple[list[DurableEvent], LogProblem | None]
 
 
 def read_log(
-    path: Path, agent_id: str = "default"
+    path: Path, agent_id: str | None = None
 ) -> tuple[str, list[DurableEvent], LogProblem | None]:
     """The log's kind, its decodable prefix, and the first record that is not (or None).
 
-    SQLite is recognized by its file header, anything else is read as JSON Lines.
+    SQLite is recognized by its file header, anything else is read as JSON
+    Lines. ``agent_id`` selects an agent of an SQLite file (``choose_agent``);
+    with JSON Lines, which holds one agent, it is a usage error. A path that
+    is not a readable log file, an SQLite file that is not an inbox-core log
+    or cannot be read, raise ``NotALog``.
     """
-    with path.open("rb") as handle:
-        head = handle.read(len(SQLITE_MAGIC))
-    if head == SQLITE_MAGIC:
-        return ("SQLite", *_read_sqlite(path, agent_id))
-    return ("JSON Lines", *_read_json_lines(path))
+    check_path(path)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+        if head == SQLITE_HEADER:
+            return ("SQLite", *_read_sqlite(path, choose_agent(path, agent_id)))
+        if agent_id is not None:
+            raise NotALog(
+                "--agent-id selects an agent of an SQLite file; a JSON Lines log holds one agent",
+                usage=True,
+            )
+        return ("JSON Lines", *_read_json_lines(path))
+    except OSError as error:
+        raise NotALog(f"cannot read it: {error.strerror}") from None
+    except IncompatibleLog as error:
+        raise NotALog(f"not an inbox-core SQLite log: {error.reason}") from None
+    except InvalidInput as error:
+        raise NotALog(f"--agent-id: {error}", usage=True) from None
+    except InboxCoreError as error:  # LogUnavailable: locked, unreadable
+        raise NotALog(str(error)) from None
 
 
 def check_log(
-    path: Path, agent_id: str = "default"
+    path: Path, agent_id: str | None = None
 ) -> tuple[str, list[DurableEvent], AgentState | None, LogProblem | None]:
     """Read and replay a log: the state, or the first bad seq (decoding or replay)."""
     kind, events, problem = read_log(path, agent_id)
@@ -122,14 +182,11 @@ def check_log(
 
 def run_replay(args: argparse.Namespace) -> int:
     path = Path(args.log)
-    if not path.is_file():
-        err(f"inbox-core replay: no such file: {path}")
-        return EXIT_FAILURE
     try:
         kind, events, state, problem = check_log(path, args.agent_id)
     except NotALog as error:
         err(f"inbox-core replay: {path}: {error}")
-        return EXIT_FAILURE
+        return EXIT_USAGE if error.usage else EXIT_FAILURE
     if args.events:
         for seq, event in enumerate(events):
             out(format_durable(seq, event))

@@ -23,13 +23,14 @@ from inbox_core.shell.host import AbortSignal, Host, Recorded
 from inbox_core.shell.logs import (
     CorruptLog,
     EventLog,
+    IncompatibleLog,
     LogUnavailable,
     MemoryLog,
-    SqliteLog,
     from_json_lines,
     to_json_lines,
 )
 from inbox_core.shell.postgres import PostgresLog
+from inbox_core.shell.sqlite import SqliteLog
 
 __all__ = [
     "AbortSignal",
@@ -39,6 +40,7 @@ __all__ = [
     "EchoHost",
     "EventLog",
     "Host",
+    "IncompatibleLog",
     "MaintenanceJob",
     "Recorded",
     "LogUnavailable",

@@ -21,8 +21,8 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
 from inbox_core import commands as intents
 from inbox_core.commands import (
@@ -44,12 +44,20 @@ from inbox_core.commands import (
     Send,
     Splice,
 )
-from inbox_core.errors import InboxCoreError
+from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.events import HostRecord, Notification, Status
 from inbox_core.inbox import Inbox
 from inbox_core.reducer import reduce
 from inbox_core.replay import replay
-from inbox_core.shell.host import AbortSignal, Host, Recorded, unwrap
+from inbox_core.shell.host import (
+    AbortSignal,
+    Host,
+    Recorded,
+    describe_failure,
+    run_job,
+    unwrap,
+    wake,
+)
 from inbox_core.shell.logs import EventLog, MemoryLog
 from inbox_core.state import (
     AgentState,
@@ -70,8 +78,6 @@ from inbox_core.values import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
-
     from inbox_core.protocol import Agent
 
 __all__ = ["AgentDetached", "DriverStopped", "LoopAgent", "Subscriber"]
@@ -79,19 +85,28 @@ __all__ = ["AgentDetached", "DriverStopped", "LoopAgent", "Subscriber"]
 logger: Final = logging.getLogger("inbox_core.shell")
 
 Subscriber = Callable[[Notification], None]
-MaintenanceJob = Callable[[AbortSignal], Awaitable[Iterable[HostRecord] | Recorded[None] | None]]
+MaintenanceJob = Callable[[AbortSignal], Awaitable[Iterable[HostRecord] | Recorded[Any] | None]]
 """``run_maintenance``'s job: a coroutine function of the job's ``AbortSignal``."""
 T = TypeVar("T")
+_LOG_METHODS: Final = ("acquire", "release", "append", "read")
+_HOST_HOOKS: Final = ("pre_step", "run_step", "turn_stopping")
+
+
+def _check_has(value: object, what: str, methods: tuple[str, ...]) -> None:
+    """``InvalidInput`` unless ``value`` has every one of ``methods``, callable (R26)."""
+    if not all(callable(getattr(value, method, None)) for method in methods):
+        raise InvalidInput(f"{what} must have {', '.join(methods)}; got {type(value).__name__}")
 
 
 class DriverStopped(RuntimeError):
     """The driver could not record a report (the log failed, or a core bug); ``__cause__`` says why.
 
-    Raised by ``when_idle``/``aclose`` of an agent whose driver stopped: its
-    open turn can no longer progress. The log holds everything committed;
-    a new ``LoopAgent`` over it resumes (the turn closes ``interrupted``).
-    A writer that lost its log (R29) stops the same way, with ``LogFenced``
-    as the cause; a store that became unreachable, with ``LogUnavailable``.
+    Raised by ``when_idle``/``aclose`` (and ``run_maintenance``) of an agent
+    whose driver stopped: its open turn can no longer progress. The log holds
+    everything committed; a new ``LoopAgent`` over it resumes (the turn closes
+    ``interrupted``). A writer that lost its log (R29) stops the same way,
+    with ``LogFenced`` as the cause; a store that became unreachable, with
+    ``LogUnavailable``.
     """
 
 
@@ -126,26 +141,6 @@ def _driver_cancelled() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-def _render(text: Callable[[], object]) -> str | None:
-    """``text()`` if it returns a str; None if it raises or returns anything else."""
-    try:
-        value = text()
-    except Exception:
-        return None
-    return value if isinstance(value, str) else None
-
-
-def _describe(error: BaseException) -> tuple[str, str]:
-    """The ``(message, code)`` a host failure is reported with: the class name as code,
-    ``str(error)`` as message (the code when empty; the ``repr`` when ``str`` itself
-    fails). Never raises, whatever the exception does in ``__str__``/``__repr__`` (R33)."""
-    code = _render(lambda: type(error).__name__) or "Exception"
-    message = _render(lambda: str(error))
-    if message is None:
-        message = _render(lambda: repr(error))
-    return message or code, code
-
-
 class LoopAgent:
     """An ``Agent`` that drives ``host``'s model loop with asyncio (R11-R27).
 
@@ -165,6 +160,9 @@ class LoopAgent:
     """
 
     def __init__(self, host: Host, *, log: EventLog | None = None) -> None:
+        _check_has(host, "host (a Host)", _HOST_HOOKS)
+        if log is not None:
+            _check_has(log, "log (an EventLog)", _LOG_METHODS)
         self._host = host
         self._log: EventLog = MemoryLog() if log is None else log
         self._log.acquire()  # R29: before reading; LogOwned leaves everything untouched
@@ -184,6 +182,7 @@ class LoopAgent:
         self._waiters: list[asyncio.Future[None]] = []
         self._detached = False
         self._job_signal: AbortSignal | None = None
+        self._end_owed = False  # a maintenance end the log refused: retried (R31)
         self._state = replay(self._log.read())
         self._sync_signal()
         self._apply(Resume())  # D8: a no-op unless the log needs it
@@ -284,8 +283,10 @@ class LoopAgent:
     def splice(
         self, target: Target, start: int, delete_count: int, entries: Sequence[Entry] = ()
     ) -> None:
-        """List-splice edit of one pending list (R5, R7, D14)."""
-        self._apply(Splice(target, start, delete_count, tuple(entries)))
+        """List-splice edit of one pending list (R5, R7, D14); ``entries`` any sequence."""
+        if isinstance(entries, Sequence) and not isinstance(entries, (str, bytes)):
+            entries = tuple(entries)  # else the command refuses it (InvalidSplice)
+        self._apply(Splice(target, start, delete_count, entries))
 
     def clear(self) -> None:
         """Cancel every pending entry, next-step first (R7, D10); the turn goes on."""
@@ -313,8 +314,10 @@ class LoopAgent:
         It returns only when, at that moment, ``status == "idle"``: work that
         arrives while waiting (also work that re-wakes the agent right after
         an idle) is waited for too. Raises ``DriverStopped`` if the driver
-        failed, and ``RuntimeError`` when awaited from the driver itself (a
-        host hook waiting for its own turn to end would never return).
+        failed, the store's error while the end of a maintenance job it owes
+        still cannot be written (R31; the next call tries again), and
+        ``RuntimeError`` when awaited from the driver itself (a host hook
+        waiting for its own turn to end would never return).
         """
         await self._wait_until(self._is_idle, "when_idle")
 
@@ -330,37 +333,85 @@ class LoopAgent:
         await self._wait_until(self._is_idle, "aclose")
         self._log.release()  # converged: nothing more to write (R29)
 
-    async def run_maintenance(self, job: MaintenanceJob) -> None:
-        """Run ``job(signal)`` as a between-turn job (R31) and log what it returns (R30).
+    @overload
+    async def run_maintenance(self, job: Callable[[AbortSignal], Awaitable[Recorded[T]]]) -> T: ...
+
+    @overload
+    async def run_maintenance(
+        self, job: Callable[[AbortSignal], Awaitable[Iterable[HostRecord] | None]]
+    ) -> None: ...
+
+    async def run_maintenance(self, job: MaintenanceJob) -> Any:
+        """Run ``job(signal)`` between turns (R31), log its records (R30), return its answer.
 
         Raises at once, running nothing, when the agent is not idle
-        (``MaintenanceUnavailable``; ``AgentDisposed`` once disposed). While the
-        job runs the status is ``maintenance``: input is accepted, but waking
-        input opens no turn until the job ends; ``cancel()``/``dispose()`` trip
-        ``signal`` (the job should wind down). The job returns None, host
-        records, or ``Recorded(None, records)``: they are appended with
-        ``EndMaintenance``, after which pending waking work starts (status
-        ``running``) or the agent is idle again. If the job raises, maintenance
-        still ends (with no records) and the error propagates.
+        (``MaintenanceUnavailable``; ``AgentDisposed`` once disposed;
+        ``DriverStopped`` once stopped). While the job runs the status is
+        ``maintenance``: input is accepted, waking input opens no turn until
+        the job ends; ``cancel()``/``dispose()`` trip ``signal``. The job
+        returns None, host records or ``Recorded(answer, records)``: the
+        records are appended with ``EndMaintenance``, the waiting work starts
+        (or the agent is idle), and ``answer`` (else None) is returned.
+
+        Maintenance always ends. If the job raises, returns anything else
+        (``InvalidInput``) or its records cannot be written, it ends without
+        records and that error propagates. If even that end cannot be written
+        (it opens the turn of input sent meanwhile: the store failed again),
+        it is owed: ``when_idle``, ``aclose`` and the next ``run_maintenance``
+        apply it first, raising the store's error while it still fails.
         """
         self._check_not_driver("run_maintenance")
+        self._check_driving()
+        if not callable(job):
+            raise InvalidInput(
+                f"a maintenance job is a coroutine function, not a {type(job).__name__}"
+            )
+        self._settle_end()
         self._apply(BeginMaintenance())
         signal = self._job_signal = AbortSignal(None)
         self._sync_signal()
         try:
-            result = await job(signal)
-            if isinstance(result, Recorded):
-                result = result.records
-            end = EndMaintenance(() if result is None else tuple(result))
+            answer, records = await run_job(job, signal)
         except BaseException:
-            self._end_job(EndMaintenance())
+            self._end_job(())
             raise
-        self._end_job(end)
+        failure = self._end_job(records)
+        if failure is not None:
+            raise failure
+        return answer
 
-    def _end_job(self, end: EndMaintenance) -> None:
+    def _end_job(self, records: tuple[HostRecord, ...]) -> Exception | None:
+        """Leave maintenance: ``EndMaintenance(records)``, else the record-less end, else owe it.
+
+        Returns the error that kept the records (or the end) from the log, None
+        once they are logged. An owed end wakes the waiters: they apply it
+        (``_settle_end``) or raise the store's error; nothing waits for an end
+        that would never come.
+        """
         self._job_signal = None
-        if not self._detached:  # a detached agent writes nothing (R29)
-            self._apply(end)
+        if self._detached:  # a detached agent writes nothing (R29)
+            return None
+        failure: Exception | None = None
+        if records:
+            try:
+                self._apply(EndMaintenance(records))
+                return None
+            except Exception as error:
+                failure = error
+        try:
+            self._apply(EndMaintenance())
+        except Exception as error:
+            self._end_owed = True
+            self._wake_waiters()
+            return failure or error
+        return failure
+
+    def _settle_end(self) -> None:
+        """Apply the record-less end of maintenance the log refused before (R31), if owed; the
+        store's error propagates while it still fails (the end stays owed)."""
+        if self._end_owed and not self._detached:
+            self._apply(EndMaintenance())
+            self._end_owed = False
 
     async def detach(self) -> None:
         """Hand the agent over (R29): stop driving, write nothing, release the log.
@@ -383,11 +434,9 @@ class LoopAgent:
                 self._signal.trip(ParentCause())
             if self._job_signal is not None:  # a maintenance job winds down too (R31)
                 self._job_signal.trip(ParentCause())
-            if self._job_signal is not None:  # a maintenance job winds down too
-                self._job_signal.trip(ParentCause())
             self._queue.clear()  # nothing more is announced
             self._wake_waiters()  # they raise AgentDetached
-        driver = self._driver
+        driver = self._live_driver()
         if driver is not None:
             if driver is asyncio.current_task():
                 return  # released by the driver when this hook returns
@@ -404,8 +453,11 @@ class LoopAgent:
         """Receive notifications of every command committed from now on, in commit order.
 
         Returns the (idempotent) unsubscribe function: nothing is delivered to
-        the callback after it returns, even notifications already queued.
+        the callback after it returns, even notifications already queued. A
+        callback that is not callable raises ``InvalidInput`` here.
         """
+        if not callable(callback):
+            raise InvalidInput(f"a subscriber must be callable, got {type(callback).__name__}")
         subscription = _Subscription(callback)
         self._subscriptions = (*self._subscriptions, subscription)
 
@@ -509,8 +561,13 @@ class LoopAgent:
     def _wake_waiters(self) -> None:
         waiters, self._waiters = self._waiters, []
         for waiter in waiters:
-            if not waiter.done():
-                waiter.set_result(None)
+            wake(waiter)
+
+    def _check_driving(self) -> None:
+        if self._failure is not None:
+            raise DriverStopped("the driver stopped; the open turn cannot end") from (
+                self._failure
+            )
 
     def _check_not_driver(self, what: str) -> None:
         if self._driver is not None and asyncio.current_task() is self._driver:
@@ -524,12 +581,10 @@ class LoopAgent:
         loop = asyncio.get_running_loop()
         while True:
             self._check_attached()
+            self._settle_end()
             if ready():
                 return
-            if self._failure is not None:
-                raise DriverStopped("the driver stopped; the open turn cannot end") from (
-                    self._failure
-                )
+            self._check_driving()
             self._ensure_driver()
             waiter: asyncio.Future[None] = loop.create_future()
             self._waiters.append(waiter)
@@ -541,10 +596,18 @@ class LoopAgent:
 
     # ----------------------------------------------------------------- driver
 
+    def _live_driver(self) -> asyncio.Task[None] | None:
+        """The driver task, forgotten if its event loop was closed under it: that loop
+        abandoned the in-flight hook (SH8), and a new driver asks the host again."""
+        driver = self._driver
+        if driver is not None and driver.get_loop().is_closed():
+            self._driver = driver = None
+        return driver
+
     def _ensure_driver(self) -> None:
         """Start the driver if a turn is open and none runs (exactly one driver task)."""
         if (
-            self._driver is not None
+            self._live_driver() is not None
             or self._failure is not None
             or self._detached
             or self._state.awaiting is None
@@ -557,6 +620,7 @@ class LoopAgent:
         self._driver = loop.create_task(self._drive(), name=f"inbox_core.shell driver {id(self):x}")
 
     async def _drive(self) -> None:
+        task = asyncio.current_task()
         try:
             while not self._detached and (awaiting := self._state.awaiting) is not None:
                 signal = self._signal
@@ -570,11 +634,12 @@ class LoopAgent:
             self._failure = error
             self._report_error("inbox_core.shell: the driver stopped", error)
         finally:
-            self._driver = None
-            if self._detached:
-                self._release_detached()  # the in-flight report is discarded (R29)
-            elif self._state.awaiting is not None:
-                self._wake_waiters()  # they restart a driver or raise DriverStopped
+            if self._driver is task:  # else a closed loop abandoned it; a newer driver runs
+                self._driver = None
+                if self._detached:
+                    self._release_detached()  # the in-flight report is discarded (R29)
+                elif self._state.awaiting is not None:
+                    self._wake_waiters()  # they restart a driver or raise DriverStopped
 
     async def _invoke(self, call: Callable[[], Awaitable[T]]) -> T | _Raised:
         """Await one hook to its end (never cancelled by the shell); capture its exception."""
@@ -653,7 +718,7 @@ class LoopAgent:
                 else:
                     self._record(transition)
                     return
-        message, code = _describe(error)
+        message, code = describe_failure(error)
         logger.warning(
             "host answer to %s failed with %s; reported as the turn's error",
             type(awaiting).__name__,

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterable
+import inspect
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
@@ -13,7 +14,7 @@ from inbox_core.errors import InvalidInput
 from inbox_core.events import HostRecord
 from inbox_core.values import Cause, UserMessage
 
-__all__ = ["AbortSignal", "Host", "Recorded"]
+__all__ = ["AbortSignal", "Host", "Recorded", "job_answer", "run_job"]
 
 T = TypeVar("T")
 
@@ -32,10 +33,11 @@ class Recorded(Generic[T]):
 
     ``pre_step`` may return ``Recorded(Enter(...), records)``, ``run_step``
     ``Recorded(Completed(), records)``, ``turn_stopping`` ``Recorded(None,
-    records)`` and a maintenance job ``Recorded(None, records)`` (or just the
-    records). The records are appended first, in the same atomic append as
-    the events the answer causes: a reply and the ``step/end`` of the step
-    that produced it land together or not at all.
+    records)`` and a maintenance job ``Recorded(answer, records)`` (or just the
+    records): ``run_maintenance`` returns its ``answer``. The records are
+    appended first, in the same atomic append as the events the answer
+    causes: a reply and the ``step/end`` of the step that produced it land
+    together or not at all.
     """
 
     value: T
@@ -49,6 +51,72 @@ def unwrap(result: Any) -> tuple[Any, tuple[HostRecord, ...]]:
     return result, ()
 
 
+async def run_job(
+    job: Callable[[AbortSignal], Any], signal: AbortSignal
+) -> tuple[Any, tuple[HostRecord, ...]]:
+    """Await a maintenance job, ``job(signal)``, and read what it returned (``job_answer``)."""
+    pending = job(signal)
+    if not inspect.isawaitable(pending):
+        raise InvalidInput(
+            "a maintenance job is a coroutine function; job(signal) returned "
+            f"a {type(pending).__name__}, not an awaitable"
+        )
+    return job_answer(await pending)
+
+
+def job_answer(result: object) -> tuple[Any, tuple[HostRecord, ...]]:
+    """``(answer, records)`` of a maintenance job's return value (R30, R31).
+
+    A job returns None, an iterable of ``HostRecord`` (no answer) or
+    ``Recorded(answer, records)``. Anything else is ``InvalidInput`` saying so;
+    a str, a mapping or a lone record is never read as a sequence of records.
+    """
+    if result is None:
+        return None, ()
+    if isinstance(result, Recorded):
+        return result.value, result.records
+    if isinstance(result, Iterable) and not isinstance(
+        result, (str, bytes, bytearray, Mapping, HostRecord)
+    ):
+        records = tuple(result)
+        if all(isinstance(record, HostRecord) for record in records):
+            return None, records
+        shown = next(type(r).__name__ for r in records if not isinstance(r, HostRecord))
+        got = f"an iterable holding a {shown}"
+    else:
+        got = f"a {type(result).__name__}"
+    raise InvalidInput(
+        "a maintenance job returns None, an iterable of HostRecord, or "
+        f"Recorded(answer, records); it returned {got}"
+    )
+
+
+def _render(text: Callable[[], object]) -> str | None:
+    """``text()`` if it returns a str; None if it raises or returns anything else."""
+    try:
+        value = text()
+    except Exception:
+        return None
+    return value if isinstance(value, str) else None
+
+
+def describe_failure(error: BaseException) -> tuple[str, str]:
+    """The ``(message, code)`` a host failure is reported with: the class name as code,
+    ``str(error)`` as message (the code when empty; the ``repr`` when ``str`` itself
+    fails). Never raises, whatever the exception does in ``__str__``/``__repr__`` (R33)."""
+    code = _render(lambda: type(error).__name__) or "Exception"
+    message = _render(lambda: str(error))
+    if message is None:
+        message = _render(lambda: repr(error))
+    return message or code, code
+
+
+def wake(waiter: asyncio.Future[None]) -> None:
+    """Resolve ``waiter`` unless it is done or its loop was closed under it (nobody waits)."""
+    if not waiter.done() and not waiter.get_loop().is_closed():
+        waiter.set_result(None)
+
+
 class AbortSignal:
     """Trips when the core marks the turn (or maintenance job) aborted (R23, R31).
 
@@ -56,7 +124,9 @@ class AbortSignal:
     (``turn`` None).
 
     ``aborted`` and ``cause`` (the first cause, or None) can be polled;
-    ``await wait()`` returns the cause once the signal has tripped. The shell
+    ``await wait()`` returns the cause once the signal has tripped, in
+    whatever event loop awaits it (an agent driven again in a new loop after
+    the first one ended keeps its turn's signal). The shell
     trips it synchronously in the command that aborts the turn (a ``cancel``
     or ``dispose``), before that command's notifications are delivered. A
     tripped signal never resets: the next turn gets a fresh signal.
@@ -66,12 +136,14 @@ class AbortSignal:
     core ignores a report's content for an aborted turn, D6).
     """
 
-    __slots__ = ("_cause", "_event", "turn")
+    __slots__ = ("_cause", "_waiters", "turn")
 
     def __init__(self, turn: int | None) -> None:
         self.turn = turn
         self._cause: Cause | None = None
-        self._event = asyncio.Event()
+        # one future per waiting call, in the loop that awaits it (an asyncio.Event
+        # would bind itself to the first loop that waits on it)
+        self._waiters: list[asyncio.Future[None]] = []
 
     @property
     def aborted(self) -> bool:
@@ -83,7 +155,14 @@ class AbortSignal:
 
     async def wait(self) -> Cause:
         """Wait until the signal trips; return the abort cause."""
-        await self._event.wait()
+        if self._cause is None:
+            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            self._waiters.append(waiter)
+            try:
+                await waiter
+            finally:
+                if waiter in self._waiters:
+                    self._waiters.remove(waiter)
         assert self._cause is not None
         return self._cause
 
@@ -91,7 +170,9 @@ class AbortSignal:
         """Shell-internal: mark aborted with ``cause`` (first cause wins)."""
         if self._cause is None:
             self._cause = cause
-            self._event.set()
+            waiters, self._waiters = self._waiters, []
+            for waiter in waiters:
+                wake(waiter)
 
     def __repr__(self) -> str:
         return f"AbortSignal(turn={self.turn}, cause={self._cause!r})"

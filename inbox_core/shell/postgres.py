@@ -39,6 +39,7 @@ clocks do not matter.
 from __future__ import annotations
 
 import importlib
+import math
 import os
 import socket
 import uuid
@@ -48,16 +49,19 @@ from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
-from inbox_core.errors import LogOwned
+from inbox_core import limits
+from inbox_core.errors import InvalidInput, LogOwned
 from inbox_core.events import DurableEvent
 from inbox_core.shell.logs import LogUnavailable, decode_rows, encode_event, fenced
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "PostgresLog", "create_tables"]
+__all__ = ["DEFAULT_LEASE_SECONDS", "MAX_LEASE_SECONDS", "PostgresLog", "create_tables"]
 
 DEFAULT_LEASE_SECONDS: Final = 30.0
+MAX_LEASE_SECONDS: Final = 86_400.0
+"""A day: a longer lease would leave a dead worker's agents unserved for longer than that."""
 
 _CREATE: Final = (
     """
@@ -151,6 +155,44 @@ def create_tables(conn: psycopg.Connection[Any]) -> None:
     _PREPARED.add(conn)
 
 
+def _lease(value: object) -> float:
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or not 0 < value <= MAX_LEASE_SECONDS
+    ):
+        raise InvalidInput(
+            f"lease_seconds must be a number of seconds in (0, {MAX_LEASE_SECONDS:g}], "
+            f"got {value!r:.80}"
+        )
+    return float(value)
+
+
+def _connection_source(conninfo: object) -> tuple[str | None, psycopg.Connection[Any] | None]:
+    """``(conninfo, None)`` for a libpq string (checked, not connected), ``(None, conn)`` for
+    a shared connection; anything else is ``InvalidInput``."""
+    psycopg = _psycopg()
+    if isinstance(conninfo, str):
+        if "\x00" in conninfo:  # libpq would stop reading at it
+            raise InvalidInput("conninfo must not contain NUL")
+        try:
+            psycopg.conninfo.conninfo_to_dict(conninfo)
+        except psycopg.Error as error:
+            raise InvalidInput(
+                f"conninfo is not a libpq connection string: {str(error).strip()}"
+            ) from None
+        return conninfo, None
+    if isinstance(conninfo, psycopg.Connection):
+        if not conninfo.autocommit:
+            raise InvalidInput("a shared connection must be in autocommit mode")
+        return None, conninfo
+    raise InvalidInput(
+        "conninfo must be a libpq connection string or an open psycopg Connection, "
+        f"got {type(conninfo).__name__}"
+    )
+
+
 class PostgresLog:
     """Agent ``agent_id``'s durable log in a PostgreSQL database (psycopg 3).
 
@@ -162,6 +204,11 @@ class PostgresLog:
     The tables are created on first use. Building the object connects but
     takes no ownership; ``read()`` never needs ownership and never blocks a
     writer (MVCC).
+
+    Bad arguments raise ``InvalidInput`` here, before anything connects: an
+    agent id ``limits.agent_id`` refuses (the same limits as every store),
+    a ``lease_seconds`` that is not a finite number in (0, a day], a
+    ``conninfo`` that is neither a libpq string nor an autocommit connection.
 
     Errors: ``LogOwned`` (``acquire`` while another live lease holds the
     agent), ``LogFenced`` (``append``/``renew`` without the lease; nothing
@@ -179,22 +226,14 @@ class PostgresLog:
         *,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
     ) -> None:
-        if not isinstance(agent_id, str) or not agent_id:
-            raise ValueError(f"agent_id must be a non-empty str, got {agent_id!r}")
-        if not lease_seconds > 0:
-            raise ValueError(f"lease_seconds must be > 0, got {lease_seconds!r}")
-        self._agent_id = agent_id
-        self._lease_seconds = float(lease_seconds)
+        self._agent_id = limits.agent_id(agent_id)
+        self._lease_seconds = _lease(lease_seconds)
         self._conninfo: str | None
         self._conn: psycopg.Connection[Any] | None
-        if isinstance(conninfo, str):
-            self._conninfo, self._conn = conninfo, None
-        else:
-            if not conninfo.autocommit:
-                raise ValueError("a shared connection must be in autocommit mode")
-            self._conninfo, self._conn = None, conninfo
+        self._conninfo, self._conn = _connection_source(conninfo)
+        if self._conn is not None:
             with self._errors("create tables"):
-                create_tables(conninfo)
+                create_tables(self._conn)
         self._epoch: int | None = None
         self._token: str | None = None
         self._next = 0

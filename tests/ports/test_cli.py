@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +17,7 @@ import pytest
 from inbox_core import DurableEvent, event_from_json, event_to_json
 from inbox_core.cli import main
 from inbox_core.vectors import read_vector
+from tests.shell.support import as_unprivileged
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "specs" / "vectors"
@@ -327,6 +330,174 @@ def test_replay_rejects_what_is_not_a_log(capsys: Capture, tmp_path: Path) -> No
     assert "0 events" in out
 
 
+# ------------------------------------------------ replay: what a path holds
+
+
+def test_replay_names_what_a_path_is_when_it_is_no_log_file(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    """A directory, a FIFO or a device is named for what it is (never "no such file"), exit 1,
+    and a FIFO is not opened (no hang waiting for a writer)."""
+    fifo = tmp_path / "some.fifo"
+    os.mkfifo(fifo)
+    for path, kind in [(tmp_path, "a directory"), (fifo, "a FIFO"), ("/dev/null", "a character")]:
+        code, _, err = run(capsys, "replay", str(path))
+        assert code == 1
+        assert kind in err
+        assert "no such file" not in err
+    code, _, err = run(capsys, "replay", ".")
+    assert (code, "a directory" in err) == (1, True)
+    code, _, err = run(capsys, "replay", str(tmp_path / "missing.jsonl"))
+    assert (code, "no such file or directory" in err) == (1, True)
+
+
+def _agents_db(path: Path, *agents: str) -> Path:
+    shell = pytest.importorskip("inbox_core.shell")
+    events = vector_log("delivery-followup-idle")
+    for agent in agents:
+        with shell.SqliteLog(path, agent_id=agent) as log:
+            log.acquire()
+            log.append(events)
+    return path
+
+
+def test_replay_a_file_of_other_agents_names_them_and_exits_2(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    """R29: without --agent-id, a file holding agents but no "default" is a usage error that
+    names them (never "ok: all 0 events"); an agent it does not hold is exit 1, naming them."""
+    db = _agents_db(tmp_path / "agents.db", "alice", "bob")
+    code, out, err = run(capsys, "replay", str(db))
+    assert code == 2
+    assert "'alice', 'bob'" in err
+    assert "--agent-id" in err
+    assert "ok: all" not in out
+    code, _, err = run(capsys, "replay", str(db), "--agent-id", "carol")
+    assert code == 1
+    assert "no agent 'carol'" in err
+    assert "'alice', 'bob'" in err
+    code, out, _ = run(capsys, "replay", str(db), "--agent-id", "bob")
+    assert code == 0
+    assert "ok: all" in out
+
+
+def test_replay_reads_default_beside_other_agents_and_an_empty_database(
+    capsys: Capture, tmp_path: Path
+) -> None:
+    """A file holding "default" (and others) reads it without --agent-id; a new, empty log
+    file is an empty log (exit 0), and holds no agent one could name."""
+    db = _agents_db(tmp_path / "agents.db", "default", "bob")
+    code, out, _ = run(capsys, "replay", str(db))
+    assert (code, "ok: all" in out) == (0, True)
+    shell = pytest.importorskip("inbox_core.shell")
+    shell.SqliteLog(tmp_path / "empty.db").close()
+    code, out, _ = run(capsys, "replay", str(tmp_path / "empty.db"))
+    assert (code, "0 events" in out) == (0, True)
+    code, _, err = run(capsys, "replay", str(tmp_path / "empty.db"), "--agent-id", "bob")
+    assert (code, "no agent 'bob' in this database; it holds none" in err) == (1, True)
+
+
+@pytest.mark.parametrize("agent_id", ["bob", "default"])
+def test_replay_agent_id_with_json_lines_is_a_usage_error(
+    capsys: Capture, tmp_path: Path, agent_id: str
+) -> None:
+    """--agent-id selects an agent of an SQLite file; with JSON Lines (one agent) it is a usage
+    error (exit 2), never silently ignored."""
+    path = write_jsonl(tmp_path / "log.jsonl", vector_log("delivery-followup-idle"))
+    code, out, err = run(capsys, "replay", str(path), "--agent-id", agent_id)
+    assert code == 2
+    assert "JSON Lines" in err
+    assert out == ""
+
+
+@pytest.mark.parametrize("agent_id", ["", "a\x00b", "x" * 300])
+def test_replay_a_bad_agent_id_is_a_usage_error(
+    capsys: Capture, tmp_path: Path, agent_id: str
+) -> None:
+    """R26: an agent id no store accepts (empty, NUL, too long) is a usage error, exit 2."""
+    db = _agents_db(tmp_path / "agents.db", "bob")
+    code, _, err = run(capsys, "replay", str(db), "--agent-id", agent_id)
+    assert code == 2
+    assert "agent_id" in err
+
+
+def test_replay_another_applications_database_is_not_a_log(capsys: Capture, tmp_path: Path) -> None:
+    """SH9: an SQLite file with an unrelated table named events is refused by name, exit 1."""
+    other = tmp_path / "other.db"
+    with sqlite3.connect(other) as conn:
+        conn.execute("CREATE TABLE events (id INTEGER PRIMARY KEY, name TEXT)")
+        conn.execute("INSERT INTO events (name) VALUES ('login')")
+    conn.close()
+    code, _, err = run(capsys, "replay", str(other))
+    assert code == 1
+    assert "not an inbox-core SQLite log" in err
+    assert "events table" in err
+
+
+# ------------------------------------------------------- replay: read-only
+
+
+def _closed_log(folder: Path, events: list[DurableEvent] | None = None) -> Path:
+    shell = pytest.importorskip("inbox_core.shell")
+    path = folder / "session.db"
+    with shell.SqliteLog(path) as log:
+        log.acquire()
+        log.append(vector_log("turn-long-session") if events is None else events)
+    return path
+
+
+def test_replay_creates_no_file_next_to_the_log(capsys: Capture, tmp_path: Path) -> None:
+    """Read-only: replaying a cleanly closed SQLite log creates no -wal/-shm file and changes
+    no byte (SQLite's mode=ro alone would create both)."""
+    path = _closed_log(tmp_path)
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    code, out, _ = run(capsys, "replay", str(path))
+    assert (code, "ok: all" in out) == (0, True)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+@pytest.mark.parametrize("live", [False, True], ids=["closed", "open-writer"])
+def test_replay_works_in_a_directory_the_user_cannot_write(live: bool) -> None:
+    """Read-only (SH9, O1): a user who cannot write the log's directory replays a cleanly
+    closed log (immutable read) and one a writer holds open (SQLite's read-only protocol
+    over the writer's -shm); nothing in the directory changes."""
+    shell = pytest.importorskip("inbox_core.shell")
+    top = Path(tempfile.mkdtemp(prefix="inbox-core-ro-"))
+    folder = top / "logs"
+    folder.mkdir()
+    writer = None
+    events = vector_log("turn-long-session")
+    try:
+        path = _closed_log(folder, events[:-1] if live else events)
+        if live:  # a writer holds it open; its last event is only in the -wal file
+            writer = shell.SqliteLog(path)
+            writer.acquire()
+            writer.append(events[-1:])
+            assert (folder / "session.db-wal").stat().st_size > 0
+        top.chmod(0o755)
+        folder.chmod(0o555)
+        for file in folder.iterdir():
+            file.chmod(0o644)
+        before = sorted(p.name for p in folder.iterdir())
+        result = subprocess.run(
+            as_unprivileged([sys.executable, "-m", "inbox_core", "replay", str(path)]),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+            cwd="/",
+            env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONDONTWRITEBYTECODE": "1"},
+        )
+        assert result.returncode == 0, result.stderr
+        assert f"ok: all {len(events)} events replay" in result.stdout
+        assert sorted(p.name for p in folder.iterdir()) == before
+    finally:
+        if writer is not None:
+            writer.close()
+        folder.chmod(0o755)
+        shutil.rmtree(top)
+
+
 # ----------------------------------------------------------------------- demo
 
 
@@ -373,6 +544,23 @@ def test_demo_refuses_an_existing_log(capsys: Capture, tmp_path: Path) -> None:
     code, _, err = run(capsys, "demo", "--log", str(path))
     assert code == 1
     assert "already exists" in err
+
+
+@pytest.mark.parametrize("where", ["missing-dir", "directory", "text-file"])
+def test_demo_reports_a_log_path_it_cannot_use(capsys: Capture, tmp_path: Path, where: str) -> None:
+    """SH9: a log path SQLite cannot use is one line on stderr and exit 1, never a traceback."""
+    path = {
+        "missing-dir": tmp_path / "missing" / "x.db",
+        "directory": tmp_path,
+        "text-file": tmp_path / "notes.txt",
+    }[where]
+    if where == "text-file":
+        path.write_text("not a log\n", encoding="utf-8")
+    code, out, err = run(capsys, "demo", "--log", str(path))
+    assert code == 1
+    assert "Traceback" not in err
+    assert err.startswith("inbox-core demo: ")
+    assert "==" not in out  # no scene ran
 
 
 def test_demo_defaults_to_a_temporary_log(capsys: Capture) -> None:

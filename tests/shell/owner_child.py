@@ -5,6 +5,10 @@ or ``pg:<conninfo>``. Protocol on stdout, one flushed line each.
 
 - ``race``: build the log, wait for ``DIR/go``, ``acquire()``; print ``WON`` or
   ``OWNED``, then hold until ``DIR/done`` exists.
+- ``fork``: acquire the SQLite log, then ``os.fork()``. The forked child tries to
+  acquire it too (``CHILD OWNED`` or ``CHILD WON``), says ``CHILD <pid> WAITING`` and
+  lives until ``DIR/done`` exists; the parent, once ``DIR/child-spoke`` exists, says
+  ``PARENT DYING`` and exits at once, the lock still held.
 - ``paused``: a ``LoopAgent`` over a PostgresLog with a 0.5 s lease; followup
   ``m1`` whose step takes ``STEP_SECONDS`` (the parent SIGSTOPs us meanwhile,
   takes the log over, SIGCONTs); then print how the driver stopped and whether a
@@ -14,6 +18,7 @@ or ``pg:<conninfo>``. Protocol on stdout, one flushed line each.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from pathlib import Path
@@ -53,6 +58,25 @@ def race(store: str, agent: str, folder: Path) -> None:
     wait_for(folder / "done")
 
 
+def fork_and_die(store: str, agent: str, folder: Path) -> None:
+    log = open_log(store, agent)
+    log.acquire()
+    pid = os.fork()
+    if pid == 0:  # the child: owns nothing (R29)
+        mine = open_log(store, agent)
+        try:
+            mine.acquire()
+            say("CHILD WON")
+        except InboxCoreError as error:
+            say("CHILD OWNED", type(error).__name__)
+        say("CHILD", os.getpid(), "WAITING")
+        wait_for(folder / "done")
+        os._exit(0)
+    wait_for(folder / "child-spoke")
+    say("PARENT DYING")
+    os._exit(0)  # the lock is still held: only the kernel drops it
+
+
 class SlowStep(EchoHost):
     async def run_step(self, turn: int, step: int, signal: AbortSignal) -> StepOutcome:
         say("IN-STEP", turn, step)
@@ -83,6 +107,8 @@ def main() -> None:
     mode, store, agent, folder = sys.argv[1:5]
     if mode == "race":
         race(store, agent, Path(folder))
+    elif mode == "fork":
+        fork_and_die(store, agent, Path(folder))
     else:
         asyncio.run(paused(store, agent))
 

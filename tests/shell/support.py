@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import os
+import shutil
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
+
+import pytest
 
 from inbox_core import (
     AgentState,
@@ -188,6 +192,26 @@ class Recorder:
 
     def of(self, kind: str) -> list[Notification]:
         return [n for n in self.notes if n.type == kind]
+
+
+# ------------------------------------------------------------------ processes
+
+
+def as_unprivileged(argv: list[str]) -> list[str]:
+    """``argv`` run as a user who cannot write the test's files (root bypasses permissions)."""
+    if os.geteuid() != 0:
+        return argv
+    setpriv = shutil.which("setpriv")
+    try:
+        import pwd  # POSIX only
+
+        user = pwd.getpwnam("inbox_pg")
+    except (ImportError, KeyError):
+        user = None
+    if setpriv is None or user is None:
+        pytest.skip("running as root without setpriv and an unprivileged user (inbox_pg)")
+    ids = [f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
+    return [setpriv, *ids, *argv]
 
 
 # ------------------------------------------------------------------ the log

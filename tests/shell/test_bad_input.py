@@ -48,6 +48,12 @@ ANY_STATE: list[tuple[str, Bad, type[InboxCoreError]]] = [
     ("splice bad target", lambda a, p: a.splice("nowhere", 0, 0), InvalidSplice),  # type: ignore[arg-type]
     ("splice str start", lambda a, p: a.splice("next-turn", "0", 0), InvalidSplice),  # type: ignore[arg-type]
     ("splice non-entry", lambda a, p: a.splice("next-turn", 0, 0, [p]), InvalidSplice),  # type: ignore[list-item]
+    ("splice int entries", lambda a, p: a.splice("next-turn", 0, 0, 5), InvalidSplice),  # type: ignore[arg-type]
+    ("splice None entries", lambda a, p: a.splice("next-turn", 0, 0, None), InvalidSplice),  # type: ignore[arg-type]
+    ("splice str entries", lambda a, p: a.splice("next-turn", 0, 0, "ab"), InvalidSplice),  # type: ignore[arg-type]
+    ("followup None contexts", lambda a, p: a.followup(msg("m"), contexts=None), InvalidInput),  # type: ignore[arg-type]
+    ("queue int contexts", lambda a, p: a.queue(msg("m"), contexts=5), InvalidInput),  # type: ignore[arg-type]
+    ("steer set contexts", lambda a, p: a.steer(msg("m"), contexts={msg("c")}), InvalidInput),  # type: ignore[arg-type]
     ("duplicate followup", lambda a, p: a.followup(p), DuplicateMessageId),
     ("duplicate steer", lambda a, p: a.steer(p), DuplicateMessageId),
     ("duplicate as context", lambda a, p: a.queue(msg("m"), contexts=(p,)), DuplicateMessageId),
@@ -148,3 +154,32 @@ async def test_R25_every_command_after_dispose_raises_agent_disposed() -> None:
     # shapes are checked when the command is built, before the disposed gate (D16, D17)
     assert_rejected(agent, lambda a, p: a.followup("x"), pending, InvalidInput)  # type: ignore[arg-type]
     await agent.aclose()  # still fine
+
+
+@pytest.mark.parametrize("callback", [None, 5, "print", object()], ids=repr)
+def test_R26_subscribe_refuses_what_cannot_be_called(callback: object) -> None:
+    """R26, SH2: subscribe(non-callable) raises InvalidInput at once and subscribes nothing: the
+    next notifications reach the other subscribers, and nothing is reported as an error."""
+    agent = LoopAgent(EchoHost())
+    rec = Recorder()
+    agent.subscribe(rec)
+    with pytest.raises(InvalidInput, match="callable"):
+        agent.subscribe(callback)  # type: ignore[arg-type]
+    agent.queue(msg("q"))
+    assert rec.types == ["agent/inbox/inserted"]
+
+
+@pytest.mark.parametrize("log", [5, "agent.db", object()], ids=repr)
+def test_R26_a_loop_agent_refuses_a_log_that_is_no_event_log(log: object) -> None:
+    """R26, SH9: LoopAgent(host, log=<not an EventLog>) raises InvalidInput naming the four
+    methods, instead of an AttributeError."""
+    with pytest.raises(InvalidInput, match="acquire, release, append, read"):
+        LoopAgent(EchoHost(), log=log)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("host", [None, 5, object()], ids=repr)
+def test_R26_a_loop_agent_refuses_a_host_without_the_hooks(host: object) -> None:
+    """R26, SH4: LoopAgent(<no pre_step/run_step/turn_stopping>) raises InvalidInput at once,
+    instead of failing every turn later."""
+    with pytest.raises(InvalidInput, match="pre_step, run_step, turn_stopping"):
+        LoopAgent(host)  # type: ignore[arg-type]

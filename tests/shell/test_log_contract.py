@@ -26,7 +26,7 @@ from inbox_core import (
     TurnStarted,
     replay,
 )
-from inbox_core.shell import CorruptLog, EchoHost, LoopAgent
+from inbox_core.shell import CorruptLog, EchoHost, LogUnavailable, LoopAgent
 
 from .stores import CORRUPTIONS, STORES, Store, make_store
 from .support import msg, run_async
@@ -137,7 +137,7 @@ def test_I12_one_append_is_all_or_nothing(store: Store) -> None:
         log.append(bad)
     assert log.read() == [TurnStarted(1)]
     store.fail_at(log, 2)
-    with pytest.raises(Exception, match="injected failure"):
+    with pytest.raises(LogUnavailable, match="injected failure"):  # typed on every store
         log.append([TurnEnded(1, CompletedReason()), TurnStarted(2)])
     assert log.read() == [TurnStarted(1)]
     store.fail_at(log, None)

@@ -22,6 +22,8 @@ from inbox_core import (
 from inbox_core.shell import (
     CorruptLog,
     EchoHost,
+    IncompatibleLog,
+    LogUnavailable,
     LoopAgent,
     MemoryLog,
     SqliteLog,
@@ -83,11 +85,15 @@ def test_sqlite_log_uses_wal_and_a_versioned_schema(tmp_path: Path) -> None:
 
 
 def test_sqlite_log_refuses_an_unknown_schema_version(tmp_path: Path) -> None:
+    """SH9: another schema version is refused (IncompatibleLog), untouched."""
     path = tmp_path / "future.db"
     with sqlite3.connect(path) as conn:
         conn.execute("PRAGMA user_version=7")
-    with pytest.raises(sqlite3.DatabaseError, match="schema version 7"):
+    conn.close()
+    before = path.read_bytes()
+    with pytest.raises(IncompatibleLog, match="schema version 7"):
         SqliteLog(path)
+    assert path.read_bytes() == before
 
 
 def test_I12_one_append_is_one_transaction(tmp_path: Path) -> None:
@@ -100,8 +106,9 @@ def test_I12_one_append_is_one_transaction(tmp_path: Path) -> None:
             "CREATE TRIGGER fail_second BEFORE INSERT ON events WHEN NEW.seq = 2 "
             "BEGIN SELECT RAISE(ABORT, 'injected failure'); END"
         )
-        with pytest.raises(sqlite3.IntegrityError, match="injected failure"):
+        with pytest.raises(LogUnavailable, match="injected failure") as info:
             log.append(events)
+        assert isinstance(info.value.__cause__, sqlite3.IntegrityError)
         assert len(log) == 1
         assert not log.connection.in_transaction
         log.connection.execute("DROP TRIGGER fail_second")
@@ -129,7 +136,7 @@ async def test_I11_a_failing_sqlite_append_leaves_the_agent_unchanged(tmp_path: 
             "BEGIN SELECT RAISE(ABORT, 'read-only now'); END"
         )
         before = agent.state
-        with pytest.raises(sqlite3.IntegrityError):
+        with pytest.raises(LogUnavailable, match="read-only now"):
             agent.followup(msg("f"))
         assert agent.state is before
         assert agent.status == "idle"
@@ -215,11 +222,11 @@ def test_sqlite_log_close_is_idempotent(tmp_path: Path) -> None:
     log.close()
     log.close()
     assert "closed" in repr(log)
-    with pytest.raises(sqlite3.ProgrammingError):
+    with pytest.raises(LogUnavailable, match="is closed"):  # typed, as for PostgresLog
         log.read()
     with pytest.raises(LogFenced):  # closing released it (R29)
         log.append([TurnStarted(1)])
-    with pytest.raises(sqlite3.ProgrammingError):
+    with pytest.raises(LogUnavailable, match="is closed"):
         log.acquire()
 
 

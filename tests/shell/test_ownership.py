@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -357,6 +358,87 @@ async def test_R29_detach_while_idle_keeps_the_inbox() -> None:
     assert [e.message.content[0]["text"] for e in again.inbox.next_turn] == ["keep me"]
 
 
+# ------------------------------------------------------------ SQLite's OS lock
+
+
+@pytest.mark.parametrize("touch", ["copytree", "open-close"])
+def test_R29_ownership_survives_the_owner_closing_its_own_copy_of_the_lock_file(
+    tmp_path: Path, touch: str
+) -> None:
+    """R29, SH9: the owning process backs up its data directory (shutil.copytree opens and
+    closes the -owners file) or opens and closes the lock file itself: another process still
+    gets LogOwned, and this object still owns the log and appends."""
+    data = tmp_path / "data"
+    data.mkdir()
+    db = data / "agents.db"
+    with SqliteLog(db) as log:
+        log.acquire()
+        if touch == "copytree":
+            shutil.copytree(data, tmp_path / "backup")
+        else:
+            os.close(os.open(f"{db}-owners", os.O_RDONLY))
+        child = spawn("race", str(db), "default", str(tmp_path))
+        try:
+            assert line(child) == "READY"
+            (tmp_path / "go").touch()
+            assert line(child) == "OWNED LogOwned"
+        finally:
+            (tmp_path / "done").touch()
+            child.wait(10)
+        assert log.owned
+        log.append([TurnStarted(1)])
+
+
+def test_R29_an_owner_whose_lock_file_was_deleted_is_fenced(tmp_path: Path) -> None:
+    """R29, SH9: deleting the -owners file lets another process lock a new one; the first owner
+    finds out at its next append: LogFenced, nothing written, and it owns nothing."""
+    db = tmp_path / "agents.db"
+    with SqliteLog(db) as log:
+        log.acquire()
+        log.append([TurnStarted(1)])
+        Path(f"{db}-owners").unlink()
+        child = spawn("race", str(db), "default", str(tmp_path))
+        try:
+            assert line(child) == "READY"
+            (tmp_path / "go").touch()
+            assert line(child) == "WON"
+            with pytest.raises(LogFenced, match="deleted or replaced"):
+                log.append([TurnStarted(2)])
+            assert not log.owned
+            assert log.read() == [TurnStarted(1)]
+        finally:
+            (tmp_path / "done").touch()
+            child.wait(10)
+        log.acquire()  # the other owner is gone: a new lock file, a new lock
+        assert log.owned
+
+
+def test_R29_a_forked_child_owns_nothing_and_the_lock_dies_with_the_parent(
+    tmp_path: Path,
+) -> None:
+    """R29, SH9: after a fork the child owns nothing (its acquire raises LogOwned); when the
+    owner dies while that child lives on, the next process acquires at once (the child's
+    inherited descriptor does not keep the lock)."""
+    db = tmp_path / "agents.db"
+    SqliteLog(db).close()
+    owner = spawn("fork", str(db), "default", str(tmp_path))
+    try:
+        assert line(owner) == "CHILD OWNED LogOwned"
+        words = line(owner).split()
+        assert words[0] == "CHILD"
+        assert words[2] == "WAITING"
+        child_pid = int(words[1])
+        (tmp_path / "child-spoke").touch()
+        assert line(owner) == "PARENT DYING"
+        owner.wait(10)
+        os.kill(child_pid, 0)  # the forked child is still alive
+        with SqliteLog(db) as log:
+            log.acquire()
+            assert log.owned
+    finally:
+        (tmp_path / "done").touch()
+
+
 # ------------------------------------------------------------------- SQLite schema
 
 
@@ -398,15 +480,24 @@ def test_R29_a_v1_file_migrates_to_agent_default_losing_nothing(tmp_path: Path) 
         assert again.agent_ids() == ["default", "other"]
 
 
-def test_R29_a_failed_migration_leaves_the_v1_file(tmp_path: Path) -> None:
-    """R29: the migration is one transaction: if it fails, the v1 table and rows remain."""
+def test_R29_a_failed_migration_leaves_the_v1_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """R29: the migration is one transaction: if its last statement fails, after the v1 table
+    was dropped, the v1 table and rows remain and the error is typed (LogUnavailable)."""
+    from inbox_core.shell import sqlite as sqlite_module
+
     path = tmp_path / "v1.db"
     with sqlite3.connect(path) as conn:
         conn.execute("CREATE TABLE events (seq INTEGER PRIMARY KEY, event TEXT NOT NULL)")
-        conn.execute("INSERT INTO events VALUES (-1, 'x')")  # violates v2's CHECK (seq >= 0)
+        conn.execute("INSERT INTO events VALUES (0, 'x')")
         conn.execute("PRAGMA user_version=1")
-    with pytest.raises(sqlite3.IntegrityError):
+    conn.close()
+    failing = (*sqlite_module._MIGRATE_V1, "DROP TABLE no_such_table")
+    monkeypatch.setattr(sqlite_module, "_MIGRATE_V1", failing)
+    with pytest.raises(LogUnavailable, match="no_such_table"):
         SqliteLog(path)
     with sqlite3.connect(path) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == 1
-        assert list(conn.execute("SELECT seq, event FROM events")) == [(-1, "x")]
+        assert list(conn.execute("SELECT seq, event FROM events")) == [(0, "x")]
+    conn.close()
