@@ -19,7 +19,7 @@ from inbox_core.shell.agent import (
     Subscriber,
 )
 from inbox_core.shell.echo import EchoHost
-from inbox_core.shell.host import AbortSignal, Host, Recorded
+from inbox_core.shell.host import AbortSignal, Host, Recorded, RestoringHost
 from inbox_core.shell.logs import (
     CorruptLog,
     EventLog,
@@ -43,6 +43,7 @@ __all__ = [
     "IncompatibleLog",
     "MaintenanceJob",
     "Recorded",
+    "RestoringHost",
     "LogUnavailable",
     "LogFenced",
     "LogOwned",

@@ -183,7 +183,10 @@ class LoopAgent:
         self._detached = False
         self._job_signal: AbortSignal | None = None
         self._end_owed = False  # a maintenance end the log refused: retried (R31)
-        self._state = replay(self._log.read())
+        events = self._log.read()
+        self._state = replay(events)
+        if (restore := getattr(self._host, "restore", None)) is not None:
+            restore(events)  # a RestoringHost rebuilds its memory from the log (SH11)
         self._sync_signal()
         self._apply(Resume())  # D8: a no-op unless the log needs it
 

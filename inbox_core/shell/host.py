@@ -4,17 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
 from inbox_core.commands import Decision, StepOutcome
 from inbox_core.errors import InvalidInput
-from inbox_core.events import HostRecord
+from inbox_core.events import DurableEvent, HostRecord
 from inbox_core.values import Cause, UserMessage
 
-__all__ = ["AbortSignal", "Host", "Recorded", "job_answer", "run_job"]
+__all__ = ["AbortSignal", "Host", "Recorded", "RestoringHost", "job_answer", "run_job"]
 
 T = TypeVar("T")
 
@@ -188,6 +188,10 @@ class Host(Protocol):
     or ``Failed``, the exception class name as code) and announced as
     ``agent/error`` (R33); an exception in ``turn_stopping`` is reported to
     the event loop's exception handler and the turn goes on as if it returned.
+
+    A host that keeps the conversation in memory can also define ``restore``
+    (``RestoringHost``): ``LoopAgent`` calls it once, in its constructor, with
+    the log's events, after replaying them and before ``Resume``.
     """
 
     async def pre_step(
@@ -204,4 +208,21 @@ class Host(Protocol):
 
     async def turn_stopping(self, turn: int, signal: AbortSignal) -> Recorded[None] | None:
         """The turn is about to end; listeners may ``steer`` to keep it going (R17)."""
+        ...
+
+
+class RestoringHost(Host, Protocol):
+    """A ``Host`` that rebuilds its memory (the model's history) from the log (R30, SH4).
+
+    ``LoopAgent`` calls ``restore(events)`` once, in its constructor, when the
+    host defines it: with every durable event the log held (possibly none),
+    after replaying them and before applying ``Resume``, so before any hook
+    runs. The host replaces whatever it held, so a host rebuilt over a log
+    (after a crash, a detach, or in another worker) continues the same
+    conversation. An exception propagates out of the constructor, which then
+    releases the log.
+    """
+
+    def restore(self, events: Sequence[DurableEvent]) -> None:
+        """Rebuild the host's memory from ``events``, the log's whole content."""
         ...

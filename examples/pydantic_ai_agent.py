@@ -1,0 +1,186 @@
+"""A pydantic-ai model behind inbox_core's loop: streaming, a tool, steering, a stop that
+keeps the queue, a restart from the log, and compaction.
+
+Run it: ``python examples/pydantic_ai_agent.py [LOG]`` (default ``agent.db``). As written it
+is offline: a scripted ``FunctionModel`` stands in for the provider
+(tests/integrations/test_pydantic_ai_docs.py runs it). To talk to a real model change the
+one line ``MODEL = OFFLINE`` below, e.g. ``MODEL = "openai:gpt-5-mini"`` (then ``pip
+install 'pydantic-ai-slim[openai]'`` and set ``OPENAI_API_KEY``), or any other model name
+or ``Model`` pydantic-ai knows.
+
+What it shows (``pip install 'inbox-core[pydantic-ai]'``):
+
+1. a question that needs a tool (step 1 calls it, step 2 answers with its result) and a
+   steer sent while the answer streams, which joins the same turn at its next step;
+2. a followup sent mid-answer waits for its own turn; ``cancel(keep_inbox=True)`` stops
+   the answer at once, keeps what was said (``state="interrupted"``) and the followup runs;
+3. the process "restarts": a new host and agent over the same SQLite log restore the
+   conversation from the log alone and go on with it;
+4. a maintenance job compacts the history into one summary; the next request starts there.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+from collections.abc import AsyncIterator, Callable, Coroutine
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    PartDeltaEvent,
+    PartStartEvent,
+    TextPart,
+    TextPartDelta,
+    ToolReturnPart,
+)
+from pydantic_ai.models import Model
+from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
+
+from inbox_core import RecordsTranscript, create_user_message, fates, transcript
+from inbox_core.integrations.pydantic_ai import PydanticAIHost
+from inbox_core.shell import LoopAgent, SqliteLog
+
+OFFLINE = "offline"
+MODEL: Model | str = OFFLINE  # a real provider: MODEL = "openai:gpt-5-mini"
+
+INSTRUCTIONS = "You are a concise travel assistant. Use the weather tool for the weather."
+
+
+def weather(city: str) -> str:
+    """Today's weather in a city.
+
+    Args:
+        city: the city's name, e.g. "Paris"
+    """
+    return {"Paris": "sunny, 21 C", "Rome": "cloudy, 18 C"}.get(city, "unknown")
+
+
+def offline_model(latency: float = 0.02) -> FunctionModel:
+    """A scripted stand-in for a provider: it calls the weather tool when asked about the
+    weather, and otherwise streams a short reply word by word, ``latency`` seconds apart."""
+
+    async def reply(messages: list[ModelMessage], info: AgentInfo) -> AsyncIterator[Any]:
+        last = messages[-1].parts[-1]
+        said = str(getattr(last, "content", ""))
+        if "weather" in said and not isinstance(last, ToolReturnPart):
+            city = said.rstrip("?").split()[-1]
+            yield {0: DeltaToolCall("weather", f'{{"city": "{city}"}}')}
+            return
+        if isinstance(last, ToolReturnPart):
+            text = f"The weather there: {said}. Anything else?"
+        elif "Summarize" in said:
+            text = f"The user asked {len(messages) // 2} things about travel and the weather."
+        else:
+            text = f"About '{said}': here is a rather long answer, told one word at a time."
+        for word in text.split():
+            await asyncio.sleep(latency)
+            yield word + " "
+
+    return FunctionModel(stream_function=reply, model_name="offline")
+
+
+class Console:
+    """Prints each reply as it streams; ``await answering(turn)`` waits for a turn's first text."""
+
+    def __init__(self, out: Callable[[str], None]) -> None:
+        self.out = out
+        self.line: list[str] = []
+        self.streaming: dict[int, asyncio.Event] = {}
+
+    def answering(self, turn: int) -> Coroutine[Any, Any, Literal[True]]:
+        return self.streaming.setdefault(turn, asyncio.Event()).wait()
+
+    def __call__(self, turn: int, step: int, event: Any) -> None:  # PydanticAIHost.on_event
+        if isinstance(event, PartStartEvent) and isinstance(event.part, TextPart):
+            self.flush()
+            self.line = [f"  [turn {turn}, step {step}] ", event.part.content]
+            self.streaming.setdefault(turn, asyncio.Event()).set()
+        elif isinstance(event, PartDeltaEvent) and isinstance(event.delta, TextPartDelta):
+            self.line.append(event.delta.content_delta)
+
+    def flush(self) -> None:
+        if self.line:
+            self.out("".join(self.line).rstrip())
+            self.line = []
+
+
+def make_host(
+    agent_id: str, *, model: Model | str = MODEL, on_event: Console | None = None
+) -> PydanticAIHost:
+    """One agent's host: one host per agent, its conversation in that agent's log. This is
+    the ``FACTORY(agent_id)`` a worker calls (``inbox-core serve STORE --host
+    pydantic_ai_agent:make_host``); ``LoopAgent`` restores the history when it opens the log."""
+    if model == OFFLINE:
+        model = offline_model()
+    return PydanticAIHost(model, tools=[weather], instructions=INSTRUCTIONS, on_event=on_event)
+
+
+async def main(
+    model: Model | str = MODEL, path: str = "agent.db", out: Callable[[str], None] = print
+) -> list[str]:
+    """Run the four scenes over a SQLite log at ``path``; return the final history's kinds."""
+    if model == OFFLINE:
+        model = offline_model()
+    console = Console(out)
+    user = create_user_message
+
+    out("1. a question that needs a tool, and a steer while the answer streams")
+    host = make_host("traveller", model=model, on_event=console)
+    agent = LoopAgent(host, log=SqliteLog(path))
+    turn = agent.state.last_turn + 1
+    agent.followup(user("What is the weather in Paris?"))
+    await console.answering(turn)  # step 1 called the tool; step 2 answers
+    agent.steer(user("Also say whether I need an umbrella."))
+    await agent.when_idle()
+    console.flush()
+
+    out("2. a followup waits for its own turn; a stop mid-answer keeps it")
+    agent.followup(user("Tell me the history of Rome."))
+    await console.answering(turn + 1)
+    agent.followup(user("And what is the weather in Rome?"))
+    agent.cancel(keep_inbox=True)
+    await agent.when_idle()
+    console.flush()
+    for message in host.history:
+        if isinstance(message, ModelResponse) and message.state == "interrupted":
+            out(f"  kept the stopped answer: {message.text!r}")
+    await agent.detach()  # the process ends here; the log keeps everything
+
+    out("3. a new process: the conversation comes back from the log")
+    host = make_host("traveller", model=model, on_event=console)
+    agent = LoopAgent(host, log=SqliteLog(path))
+    out(f"  restored {len(host.history)} messages")
+    agent.followup(user("Which cities did we talk about?"))
+    await agent.when_idle()
+    console.flush()
+
+    out("4. compaction: one summary replaces the history")
+    await agent.run_maintenance(host.compact)
+    out(f"  history: {[m.kind for m in host.history]}")
+    agent.followup(user("Thanks!"))
+    await agent.when_idle()
+    console.flush()
+    await agent.detach()
+
+    events = SqliteLog(path).read()
+    for block in transcript(events):
+        if isinstance(block, RecordsTranscript):
+            out(f"  between turns: {[record.type for record in block.records]}")
+        else:
+            reason = block.reason.kind if block.reason else "open"
+            out(f"  turn {block.turn}: {reason}, {len(block.steps)} steps")
+    counts: dict[str, int] = {}
+    for fate in fates(events).values():
+        counts[fate.kind] = counts.get(fate.kind, 0) + 1
+    out(f"  fates: {counts}")
+    return [message.kind for message in host.history]
+
+
+if __name__ == "__main__":
+    log_path = sys.argv[1] if len(sys.argv) > 1 else "agent.db"
+    if Path(log_path).exists():
+        sys.exit(f"{log_path} exists: pass a new path (the example starts a fresh log)")
+    asyncio.run(main(path=log_path))

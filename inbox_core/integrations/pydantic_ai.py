@@ -1,0 +1,555 @@
+"""``PydanticAIHost``: any pydantic-ai model behind ``LoopAgent``, its conversation in the log.
+
+``pip install 'inbox-core[pydantic-ai]'`` (``pydantic-ai-slim``; a provider needs
+its own extra too, e.g. ``pydantic-ai-slim[openai]``). specs/shell.md section 11.
+
+One step is one model request, made through pydantic-ai's model layer
+(``pydantic_ai.direct.model_request_stream``, a thin wrapper of
+``Model.request_stream``), never its ``Agent`` graph:
+
+- ``pre_step`` enters the claimed batch unchanged and records it as one
+  ``ModelRequest`` (a ``UserPromptPart`` per message, in the order the core
+  admitted them, with the instructions), in the same append as the admissions.
+- ``run_step`` sends the history, streams the reply (``on_event`` sees each
+  stream event) and records it as a ``ModelResponse``; it runs the reply's tool
+  calls and records their returns as a ``ModelRequest``, answering
+  ``Continue()`` so the next step sends them. A reply without tool calls is
+  ``Completed()``, a length stop ``MaxTokens()``; failures are ``Failed(message,
+  code)`` with one of the ``FAILURE_CODES``.
+- The abort signal stops the stream (or the tools) at once: what was streamed
+  is recorded with ``state="interrupted"``, so the next request shows the model
+  what it had said (pydantic-ai's ``repair_messages`` closes the tool calls it
+  left unanswered).
+- ``compact`` is a maintenance job (R31): the same model summarizes the history
+  into one ``host/pydantic-ai/summary`` record that replaces what came before.
+- ``restore(events)``, called by ``LoopAgent`` when it is built over a log,
+  rebuilds the history from the log alone (R30), so a restarted process or
+  another worker goes on with the same conversation.
+
+Every record's data is one model message in the JSON form pydantic-ai
+serializes to (``ModelMessagesTypeAdapter``); ``model_messages(transcript(
+log.read()))`` is the history the next request is built from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import json
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import Any, Final, TypeVar
+
+from pydantic_ai.direct import model_request_stream
+from pydantic_ai.exceptions import (
+    ApprovalRequired,
+    CallDeferred,
+    ToolFailedError,
+    ToolRetryError,
+    UnexpectedModelBehavior,
+)
+from pydantic_ai.messages import (
+    CompactionPart,
+    ModelMessage,
+    ModelMessagesTypeAdapter,
+    ModelRequest,
+    ModelRequestPart,
+    ModelResponse,
+    ModelResponseStreamEvent,
+    ToolCallPart,
+    ToolReturn,
+    ToolReturnPart,
+    UserPromptPart,
+    repair_messages,
+)
+from pydantic_ai.models import KnownModelName, Model, ModelRequestParameters, infer_model
+from pydantic_ai.settings import ModelSettings
+from pydantic_ai.tool_manager import ToolManager
+from pydantic_ai.tools import RunContext, Tool, ToolDefinition, ToolFuncEither
+from pydantic_ai.toolsets import FunctionToolset
+from pydantic_ai.usage import RunUsage
+
+from inbox_core.commands import Completed, Continue, Decision, Enter, Failed, MaxTokens, StepOutcome
+from inbox_core.errors import InvalidInput
+from inbox_core.events import DurableEvent, HostRecord
+from inbox_core.history import RecordsTranscript, TranscriptBlock, TurnTranscript, transcript
+from inbox_core.shell.host import AbortSignal, Recorded
+from inbox_core.values import JsonObject, UserMessage, thaw_json
+
+__all__ = [
+    "CONTENT_FILTER",
+    "FAILURE_CODES",
+    "MODEL_ERROR",
+    "REQUEST",
+    "RESPONSE",
+    "SUMMARY",
+    "TOOL_DEFERRED",
+    "TOOL_ERROR",
+    "TOOL_RETRIES",
+    "PydanticAIHost",
+    "StreamListener",
+    "model_messages",
+]
+
+T = TypeVar("T")
+
+REQUEST: Final = "host/pydantic-ai/request"
+"""A ``ModelRequest``: the messages a step admitted, or the returns of a step's tool calls."""
+RESPONSE: Final = "host/pydantic-ai/response"
+"""A ``ModelResponse``: the model's reply (``state="interrupted"`` when cut short)."""
+SUMMARY: Final = "host/pydantic-ai/summary"
+"""A ``ModelRequest`` holding one ``CompactionPart``: it replaces the history before it."""
+
+MODEL_ERROR: Final = "model-error"
+"""The request or its stream raised (message ``"<class>: <text>"``), or the reply ended with
+finish reason ``error``."""
+CONTENT_FILTER: Final = "content-filter"
+"""The provider stopped the reply with finish reason ``content_filter``."""
+TOOL_ERROR: Final = "tool-error"
+"""A tool raised (``ModelRetry`` and ``ToolFailed`` are not errors: they answer the model)."""
+TOOL_RETRIES: Final = "tool-retries"
+"""A tool call failed validation or raised ``ModelRetry`` more often in one turn than the
+tool's ``max_retries`` allows."""
+TOOL_DEFERRED: Final = "tool-deferred"
+"""A tool needs approval or external execution, which this host does not run."""
+FAILURE_CODES: Final = (MODEL_ERROR, CONTENT_FILTER, TOOL_ERROR, TOOL_RETRIES, TOOL_DEFERRED)
+
+SUMMARY_PROMPT: Final = (
+    "Summarize the conversation so far for your own later use: the user's goals, the facts "
+    "and decisions established, tool results that still matter, and what is still open. "
+    "Reply with the summary only."
+)
+METADATA_KEY: Final = "inbox_core"
+"""Key of the request metadata (never sent to the model) naming the turn, step and message ids."""
+
+StreamListener = Callable[[int, int, ModelResponseStreamEvent], None]
+"""``on_event(turn, step, event)``: called for each event of a streamed reply."""
+
+
+# ------------------------------------------------------------------ records
+
+
+def _record(record_type: str, message: ModelMessage) -> HostRecord:
+    data = json.loads(ModelMessagesTypeAdapter.dump_json([message]))[0]
+    return HostRecord(record_type, data)
+
+
+def _message(record: HostRecord) -> ModelMessage:
+    try:
+        (message,) = ModelMessagesTypeAdapter.validate_json(json.dumps([thaw_json(record.data)]))
+    except ValueError as error:  # pydantic's ValidationError is a ValueError
+        raise InvalidInput(f"{record.type} does not hold a pydantic-ai message: {error}") from error
+    expected = "response" if record.type == RESPONSE else "request"
+    if message.kind != expected:
+        raise InvalidInput(f"{record.type} holds a model {message.kind}, not a {expected}")
+    return message
+
+
+def _host_records(blocks: Iterable[TranscriptBlock]) -> Iterator[HostRecord]:
+    """The host records of a transcript, in log order."""
+    for block in blocks:
+        if isinstance(block, RecordsTranscript):
+            yield from block.records
+            continue
+        assert isinstance(block, TurnTranscript)
+        for item in block.items:
+            if isinstance(item, HostRecord):
+                yield item
+            else:
+                yield from (entry for entry in item.items if isinstance(entry, HostRecord))
+
+
+def model_messages(blocks: Iterable[TranscriptBlock]) -> list[ModelMessage]:
+    """The model history a log holds: ``model_messages(transcript(log.read()))`` (R30).
+
+    Every ``host/pydantic-ai/request`` and ``.../response`` record in log order,
+    from the latest ``.../summary`` on (a summary replaces what came before it).
+    Other host records are left out. A record of these types that does not hold
+    a pydantic-ai message of its kind raises ``InvalidInput``.
+    """
+    history: list[ModelMessage] = []
+    for record in _host_records(blocks):
+        if record.type in (REQUEST, RESPONSE):
+            history.append(_message(record))
+        elif record.type == SUMMARY:
+            history = [_message(record)]
+    return history
+
+
+# --------------------------------------------------------------------- host
+
+
+@dataclasses.dataclass
+class _Reply:
+    """What one streamed request gave: the reply (or the part streamed before it stopped)."""
+
+    response: ModelResponse | None
+    error: BaseException | None = None
+    aborted: bool = False
+
+
+@dataclasses.dataclass
+class _ToolRun:
+    """The settled returns of a reply's tool calls, in call order, then their user content."""
+
+    parts: list[ModelRequestPart]
+    failure: Failed | None = None
+    aborted: bool = False
+
+
+class _ListenerFailed(Exception):
+    """``on_event`` raised: the host's caller's error, not the model's."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+def _now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _describe(error: BaseException) -> str:
+    """``"<class>: <text>"``, never raising (an exception's ``__str__`` may)."""
+    name = type(error).__name__
+    try:
+        text = str(error)
+    except Exception:
+        text = ""
+    return f"{name}: {text}" if text else name
+
+
+def _block_text(block: JsonObject) -> str:
+    text = block.get("text")
+    if block.get("type") == "text" and isinstance(text, str):
+        return text
+    return json.dumps(thaw_json(block), ensure_ascii=False, sort_keys=True)
+
+
+async def _until_aborted(work: Coroutine[Any, Any, T], signal: AbortSignal) -> asyncio.Task[T]:
+    """Run ``work`` as a task until it ends or ``signal`` trips; then cancel it and wait.
+
+    Returns the finished task (cancelled when the signal won the race). The work
+    runs in a task of its own so that its context managers (an open stream) are
+    entered and exited in one task.
+    """
+    task = asyncio.ensure_future(work)
+    tripped = asyncio.ensure_future(signal.wait())
+    try:
+        await asyncio.wait({task, tripped}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        tripped.cancel()
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
+    return task
+
+
+class PydanticAIHost:
+    """A ``Host`` (and ``RestoringHost``) running a pydantic-ai model, one request per step.
+
+    ``model`` is a pydantic-ai ``Model`` or a model name (``"openai:gpt-5-mini"``,
+    resolved once by ``infer_model``). ``tools`` are plain functions or
+    ``Tool``s (with a ``RunContext`` first argument if they want one; its
+    ``deps`` is ``deps``); pydantic-ai builds their JSON schemas and validates
+    the model's arguments. ``instructions`` go with every request;
+    ``model_settings`` too. A tool call whose arguments fail validation, or
+    whose tool raises ``ModelRetry``, goes back to the model as a retry, at
+    most ``tool_retries`` times per tool and turn unless the tool says
+    otherwise (then ``Failed(..., "tool-retries")``). ``on_event(turn, step,
+    event)`` sees every streamed event (an exception it raises ends the turn
+    ``error`` with the exception's class name as code, like a hook's).
+
+    One host holds one conversation: build one per agent (a worker's
+    ``make_host(agent_id)``). Its memory is the log's: ``LoopAgent`` calls
+    ``restore(events)`` when it is built, and every hook records what it adds.
+    """
+
+    def __init__(
+        self,
+        model: Model | KnownModelName | str,
+        *,
+        tools: Sequence[Tool[Any] | ToolFuncEither[Any, ...]] = (),
+        instructions: str | None = None,
+        model_settings: ModelSettings | None = None,
+        deps: Any = None,
+        tool_retries: int = 1,
+        on_event: StreamListener | None = None,
+        summary_prompt: str = SUMMARY_PROMPT,
+    ) -> None:
+        if isinstance(tool_retries, bool) or not isinstance(tool_retries, int) or tool_retries < 0:
+            raise InvalidInput(f"tool_retries must be an int >= 0, got {tool_retries!r}")
+        self.model: Model = infer_model(model)
+        self.instructions = instructions
+        self.model_settings = model_settings
+        self.deps = deps
+        self.on_event = on_event
+        self.summary_prompt = summary_prompt
+        self._toolset: FunctionToolset[Any] = FunctionToolset(list(tools), max_retries=tool_retries)
+        self._history: list[ModelMessage] = []
+        self._tools: tuple[int, ToolManager[Any]] | None = None  # (turn, its manager): retries
+
+    @property
+    def history(self) -> list[ModelMessage]:
+        """The conversation as the log holds it, what the next request starts from (a new
+        list; the messages are the host's own, not to be changed)."""
+        return list(self._history)
+
+    def restore(self, events: Sequence[DurableEvent]) -> None:
+        """Rebuild the history from the log's events (``RestoringHost``; R30)."""
+        self._history = model_messages(transcript(events))
+        self._tools = None
+
+    def user_part(self, message: UserMessage) -> UserPromptPart:
+        """The prompt part an admitted message becomes: its text blocks as text, any other
+        block as its JSON text. Override to map images, files or sources your way."""
+        content = [_block_text(block) for block in message.content]
+        return UserPromptPart(content[0] if len(content) == 1 else content)
+
+    # ------------------------------------------------------------ the hooks
+
+    async def pre_step(
+        self, turn: int, step: int, messages: tuple[UserMessage, ...], signal: AbortSignal
+    ) -> Decision | Recorded[Decision]:
+        """Enter the batch unchanged, recorded as one ``ModelRequest``."""
+        decision = Enter(messages)
+        if signal.aborted or not messages:
+            return decision
+        request = ModelRequest(
+            parts=[self.user_part(message) for message in messages],
+            instructions=self.instructions,
+            timestamp=_now(),
+            metadata={
+                METADATA_KEY: {
+                    "turn": turn,
+                    "step": step,
+                    "messages": [message.id for message in messages],
+                }
+            },
+        )
+        return self._recorded(decision, [(REQUEST, request)])
+
+    async def run_step(
+        self, turn: int, step: int, signal: AbortSignal
+    ) -> StepOutcome | Recorded[StepOutcome]:
+        """One model request, streamed, then the tools it calls (R16)."""
+        if signal.aborted:
+            return Completed()
+        tools = await self._tool_manager(turn, step)
+        reply = await self._stream(
+            repair_messages(self._history, repair_last_response=True),
+            tools.tool_defs,
+            self.model_settings,
+            signal,
+            (turn, step),
+        )
+        if isinstance(reply.error, _ListenerFailed):
+            raise reply.error.error
+        said: list[tuple[str, ModelMessage]] = []
+        if reply.response is not None:
+            said.append((RESPONSE, reply.response))
+        if reply.aborted:
+            return self._recorded(Completed(), said)
+        if reply.error is not None:
+            return self._recorded(Failed(_describe(reply.error), MODEL_ERROR), said)
+        response = reply.response
+        assert response is not None
+        finish = response.finish_reason
+        if finish == "length":
+            return self._recorded(MaxTokens(), said)
+        if finish == "content_filter":
+            stopped = Failed("the provider's content filter stopped the reply", CONTENT_FILTER)
+            return self._recorded(stopped, said)
+        if finish == "error":
+            ended = Failed("the provider ended the reply with an error", MODEL_ERROR)
+            return self._recorded(ended, said)
+        calls = response.tool_calls
+        if not calls or signal.aborted:
+            return self._recorded(Completed(), said)
+        run = await self._run_tools(tools, calls, signal)
+        interrupted = run.aborted or run.failure is not None
+        if run.parts or not interrupted:
+            returns = ModelRequest(
+                parts=run.parts,
+                instructions=self.instructions,
+                timestamp=_now(),
+                state="interrupted" if interrupted else "complete",
+            )
+            said.append((REQUEST, returns))
+        outcome: StepOutcome = Completed() if run.aborted else run.failure or Continue()
+        return self._recorded(outcome, said)
+
+    async def turn_stopping(self, turn: int, signal: AbortSignal) -> None:
+        return None
+
+    # ---------------------------------------------------------- maintenance
+
+    async def compact(self, signal: AbortSignal) -> Recorded[None] | None:
+        """A maintenance job (``await agent.run_maintenance(host.compact)``, R31): the same
+        model summarizes the history into one ``host/pydantic-ai/summary`` record.
+
+        Records nothing when the history is empty or the job is aborted; a
+        failing request raises (``run_maintenance`` ends the job and re-raises).
+        The summary's stream is not shown to ``on_event``.
+        """
+        if not self._history or signal.aborted:
+            return None
+        ask = ModelRequest(
+            parts=[UserPromptPart(self.summary_prompt)],
+            instructions=self.instructions,
+            timestamp=_now(),
+        )
+        # the history's tool calls need their definitions; tool_choice "none" keeps them unused
+        tools = await ToolManager[Any](toolset=self._toolset).for_run_step(self._context(1))
+        settings: ModelSettings = {**(self.model_settings or {}), "tool_choice": "none"}
+        reply = await self._stream(
+            repair_messages([*self._history, ask], repair_last_response=True),
+            tools.tool_defs,
+            settings,
+            signal,
+            None,
+        )
+        if reply.aborted:
+            return None
+        if reply.error is not None:
+            raise reply.error
+        text = reply.response.text if reply.response is not None else None
+        if not text:
+            raise UnexpectedModelBehavior("the model returned no summary text")
+        summary = ModelRequest(
+            parts=[CompactionPart(content=text)],
+            timestamp=_now(),
+            metadata={METADATA_KEY: {"summarized": len(self._history)}},
+        )
+        return self._recorded(None, [(SUMMARY, summary)])
+
+    # ------------------------------------------------------------ internals
+
+    def _recorded(self, answer: T, said: Sequence[tuple[str, ModelMessage]]) -> Recorded[T]:
+        """``answer`` with the records of ``said``; the history takes them as recorded (so it
+        is exactly what ``restore`` would rebuild from the log)."""
+        records = [_record(record_type, message) for record_type, message in said]
+        for record in records:
+            if record.type == SUMMARY:
+                self._history = [_message(record)]
+            else:
+                self._history.append(_message(record))
+        return Recorded(answer, records)
+
+    async def _tool_manager(self, turn: int, step: int) -> ToolManager[Any]:
+        """The turn's tool manager, prepared for ``step`` (tool retries count per turn)."""
+        manager = (
+            self._tools[1]
+            if self._tools is not None and self._tools[0] == turn
+            else ToolManager[Any](toolset=self._toolset)
+        )
+        prepared = await manager.for_run_step(self._context(step))
+        self._tools = (turn, prepared)
+        return prepared
+
+    def _context(self, step: int) -> RunContext[Any]:
+        """What a tool (and its ``prepare``) sees as ``ctx``."""
+        return RunContext[Any](
+            deps=self.deps,
+            model=self.model,
+            usage=RunUsage(),
+            messages=list(self._history),
+            run_step=step,
+        )
+
+    async def _stream(
+        self,
+        messages: list[ModelMessage],
+        tool_defs: list[ToolDefinition],
+        settings: ModelSettings | None,
+        signal: AbortSignal,
+        step: tuple[int, int] | None,
+    ) -> _Reply:
+        """One streamed request, raced against ``signal`` (``step`` None: no listener)."""
+        streams: list[Any] = []
+        listener = self.on_event if step is not None else None
+
+        async def consume() -> ModelResponse:
+            async with model_request_stream(
+                self.model,
+                messages,
+                model_settings=settings,
+                model_request_parameters=ModelRequestParameters(function_tools=tool_defs),
+            ) as stream:
+                streams.append(stream)
+                async for event in stream:
+                    if listener is not None and step is not None:
+                        try:
+                            listener(*step, event)
+                        except Exception as error:
+                            raise _ListenerFailed(error) from error
+                return stream.get()
+
+        task = await _until_aborted(consume(), signal)
+        if not task.cancelled() and task.exception() is None:
+            return _Reply(task.result())
+        partial: ModelResponse | None = streams[0].get() if streams else None
+        if partial is not None:
+            partial = dataclasses.replace(partial, state="interrupted") if partial.parts else None
+        if task.cancelled():
+            return _Reply(partial, aborted=True)
+        return _Reply(partial, task.exception())
+
+    async def _run_tools(
+        self, manager: ToolManager[Any], calls: list[ToolCallPart], signal: AbortSignal
+    ) -> _ToolRun:
+        """Run the calls concurrently, raced against ``signal``; keep what settled."""
+        settled: list[tuple[list[ModelRequestPart], list[UserPromptPart], Failed | None] | None]
+        settled = [None] * len(calls)
+
+        async def run(index: int, call: ToolCallPart) -> None:
+            settled[index] = await _call_tool(manager, call)
+
+        task = await _until_aborted(
+            _gather(run(index, call) for index, call in enumerate(calls)), signal
+        )
+        parts: list[ModelRequestPart] = []
+        extra: list[UserPromptPart] = []
+        failure: Failed | None = None
+        for outcome in settled:
+            if outcome is not None:
+                parts.extend(outcome[0])
+                extra.extend(outcome[1])
+                failure = failure or outcome[2]
+        return _ToolRun([*parts, *extra], failure, aborted=task.cancelled())
+
+    def __repr__(self) -> str:
+        return f"PydanticAIHost(model={self.model.model_name!r}, messages={len(self._history)})"
+
+
+async def _gather(runs: Iterable[Coroutine[Any, Any, None]]) -> None:
+    await asyncio.gather(*runs)
+
+
+async def _call_tool(
+    manager: ToolManager[Any], call: ToolCallPart
+) -> tuple[list[ModelRequestPart], list[UserPromptPart], Failed | None]:
+    """One call's return parts, its extra user content, or the failure that ends the turn."""
+    try:
+        result = await manager.handle_call(call)
+    except ToolRetryError as retry:  # invalid arguments, unknown tool, ModelRetry
+        return [retry.tool_retry], [], None
+    except ToolFailedError as failed:  # ToolFailed: the model is told and adapts
+        return [failed.tool_failed], [], None
+    except UnexpectedModelBehavior as exceeded:
+        return [], [], Failed(exceeded.message, TOOL_RETRIES)
+    except (CallDeferred, ApprovalRequired):
+        message = f"tool {call.tool_name!r} needs approval or external execution"
+        return [], [], Failed(message, TOOL_DEFERRED)
+    except Exception as error:
+        return [], [], Failed(f"tool {call.tool_name!r} raised {_describe(error)}", TOOL_ERROR)
+    returned: ToolReturn[Any] = result if isinstance(result, ToolReturn) else ToolReturn(result)
+    part = ToolReturnPart(
+        tool_name=call.tool_name,
+        content=returned.return_value,
+        tool_call_id=call.tool_call_id,
+        metadata=returned.metadata,
+        tool_kind=call.tool_kind,
+    )
+    extra = [UserPromptPart(returned.content)] if returned.content else []
+    return [part], extra, None
