@@ -45,9 +45,7 @@ def tests(session: nox.Session) -> None:
         env={"HYPOTHESIS_PROFILE": "ci"},
     )
     session.run("coverage", "report", "--show-missing", "--skip-covered")
-    session.run(
-        "coverage", "report", "--fail-under=100", "--include=" + ",".join(PURE_CORE)
-    )
+    session.run("coverage", "report", "--fail-under=100", "--include=" + ",".join(PURE_CORE))
 
 
 @nox.session

@@ -114,9 +114,7 @@ class StreamingHost:
     ) -> Enter:
         return Enter(messages)
 
-    async def run_step(
-        self, turn: int, step: int, signal: AbortSignal
-    ) -> Recorded[StepOutcome]:
+    async def run_step(self, turn: int, step: int, signal: AbortSignal) -> Recorded[StepOutcome]:
         request = build_request(transcript(self.log.read()))
         city = self.model.wants_tool(request)
         if city is not None:

@@ -49,13 +49,13 @@ def render(result: dict[str, Any]) -> str:
         lines.append(
             f"- one followup plus its whole turn through `reduce`: flat in the inbox depth "
             f"(D = {int(depths[-1]):,} / D = {int(depths[0]):,}: {_n(b1['ratio_high_low'])}); "
-            f"{floors}× a mutable deque-and-dict floor at D = {shown};"
+            f"{floors}x a mutable deque-and-dict floor at D = {shown};"
         )
     if "B2" in r:
         b2 = r["B2"]
         lines.append(
             "- `replace`/`remove` in the middle of the deepest inbox: "
-            f"{_n(b2['replace']['ratio'])}/{_n(b2['remove']['ratio'])}× their cost at the "
+            f"{_n(b2['replace']['ratio'])}/{_n(b2['remove']['ratio'])}x their cost at the "
             "shallowest;"
         )
     if "B3" in r:

@@ -568,9 +568,7 @@ class LoopAgent:
 
     def _check_driving(self) -> None:
         if self._failure is not None:
-            raise DriverStopped("the driver stopped; the open turn cannot end") from (
-                self._failure
-            )
+            raise DriverStopped("the driver stopped; the open turn cannot end") from (self._failure)
 
     def _check_not_driver(self, what: str) -> None:
         if self._driver is not None and asyncio.current_task() is self._driver:

@@ -118,16 +118,12 @@ async def test_r29_r30_a_detached_agent_is_continued_by_a_new_agent_on_the_same_
     await second.detach()
 
 
-needs_issue_18 = pytest.mark.skipif(not hasattr(inbox_core, "ExpectTurn"), reason="needs issue 18")
-
-
-@needs_issue_18
 @run_async
 async def test_guarded_steer_into_a_turn_that_ended_raises_turn_mismatch() -> None:
     """R34 (guarded commands, issue 18): a steer guarded by the turn the user was looking at
     enters that turn while it streams, and raises TurnMismatch, changing nothing, once it ended."""
-    expect_turn = inbox_core.ExpectTurn  # type: ignore[attr-defined]
-    mismatch = inbox_core.TurnMismatch  # type: ignore[attr-defined]
+    expect_turn = inbox_core.ExpectTurn
+    mismatch = inbox_core.TurnMismatch
     script = Script.of(text("Paris ", "is big.", hold=True), "Grande.", "Lyon.")
     host = PydanticAIHost(script.model)
     agent = LoopAgent(host)
