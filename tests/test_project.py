@@ -164,6 +164,12 @@ def test_phase_diagram_and_table_are_generated_from_the_reducer() -> None:
     assert _tool("phase_table").main(["--check"]) == 0
 
 
+def test_readme_figures_are_generated_from_the_baseline() -> None:
+    """README's figures come from benchmarks/baseline.json (run `python tools/figures.py`
+    after a new baseline), so no number in the README is restated by hand."""
+    assert _tool("figures").main(["--check"]) == 0
+
+
 def test_decision_and_rule_references_exist() -> None:
     """Docs cite only decisions that specs/decisions.md defines and rules of the brief."""
     decisions = (ROOT / "specs" / "decisions.md").read_text(encoding="utf-8")

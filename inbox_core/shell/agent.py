@@ -344,6 +344,11 @@ class LoopAgent:
         self, job: Callable[[AbortSignal], Awaitable[Iterable[HostRecord] | None]]
     ) -> None: ...
 
+    @overload
+    async def run_maintenance(
+        self, job: Callable[[AbortSignal], Awaitable[Recorded[T] | None]]
+    ) -> T | None: ...
+
     async def run_maintenance(self, job: MaintenanceJob) -> Any:
         """Run ``job(signal)`` between turns (R31), log its records (R30), return its answer.
 

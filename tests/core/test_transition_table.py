@@ -20,6 +20,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from inbox_core import (
+    AgentBusy,
     AgentDisposed,
     AgentState,
     AwaitPreStep,
@@ -35,6 +36,8 @@ from inbox_core import (
     EndMaintenance,
     Enter,
     Entry,
+    ExpectIdle,
+    ExpectTurn,
     Failed,
     HookCause,
     HostRecord,
@@ -59,6 +62,7 @@ from inbox_core import (
     SteerInput,
     SteerUnavailable,
     StepFinished,
+    TurnMismatch,
     TurnStoppingDone,
     UnexpectedReport,
     UserCause,
@@ -432,7 +436,21 @@ def expected_error_in_table(state: AgentState, command: Any) -> tuple[type, ...]
         return (AgentDisposed,) if state.disposed else (UnexpectedReport, DuplicateMessageId)
     if state.disposed:
         return (AgentDisposed,)
+    unmet = unmet_expectation(state, getattr(command, "expect", None))
+    if unmet is not None:
+        return (unmet,)
     return (DuplicateMessageId, SteerUnavailable)
+
+
+def unmet_expectation(state: AgentState, expect: Any) -> type[InboxCoreError] | None:
+    """R34, said independently of guards.py: ExpectIdle holds while the status is idle,
+    ExpectTurn(n) while turn n is opened and neither ended nor aborted."""
+    if isinstance(expect, ExpectIdle):
+        return None if state.status == "idle" else AgentBusy
+    if isinstance(expect, ExpectTurn):
+        live = state.status == "running" and state.abort_cause is None
+        return None if live and state.last_turn == expect.turn else TurnMismatch
+    return None
 
 
 @settings(max_examples=80, deadline=None)
