@@ -47,7 +47,10 @@ from inbox_core.shell.logs import (
     fenced,
     iter_rows,
 )
+from inbox_core.shell import sqlite_posts
 from inbox_core.shell.owners import OwnerFile, drop_lock, take_lock
+from inbox_core.shell.posts import Consumed, PendingPost
+from inbox_core.shell.wakes import SqliteWake, data_version, sqlite_bell
 
 __all__ = ["SCHEMA_VERSION", "SQLITE_HEADER", "SqliteLog", "iter_sqlite_log", "sqlite_agent_ids"]
 
@@ -367,6 +370,7 @@ class SqliteLog:
         self._token: object | None = None
         self._next = 0
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._has_posts = False
         _check_header(self._path)
         with self._errors("open"):
             conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
@@ -429,8 +433,12 @@ class SqliteLog:
         if finalizer is not None:
             finalizer()
 
-    def append(self, events: Sequence[DurableEvent]) -> None:
-        """Append every event of one command in one transaction (all or none), if this owns it."""
+    def append(self, events: Sequence[DurableEvent], *, consumed: Sequence[Consumed] = ()) -> None:
+        """Append every event of one command in one transaction (all or none), if this owns it.
+
+        ``consumed`` (R35): posts decided by the commands that caused ``events``,
+        marked in the same transaction (so a post is applied exactly once).
+        """
         if not self.owned:
             why = "it never acquired or released it" if self._token is None else "it lost it"
             raise fenced(f"SqliteLog {self._path!r}", self._agent_id, why)
@@ -441,7 +449,7 @@ class SqliteLog:
             why = f"its lock file {owner_file.path!r} was deleted or replaced"
             raise fenced(f"SqliteLog {self._path!r}", self._agent_id, why)
         texts = [encode_event(event) for event in events]
-        if not texts:
+        if not texts and not consumed:
             return
         conn = self.connection
         try:  # the hot path: no context manager
@@ -452,6 +460,7 @@ class SqliteLog:
                     "INSERT INTO events (agent_id, seq, event) VALUES (?, ?, ?)",
                     ((self._agent_id, first + offset, text) for offset, text in enumerate(texts)),
                 )
+                sqlite_posts.consume(conn, self._agent_id, consumed)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -460,6 +469,27 @@ class SqliteLog:
         except sqlite3.Error as error:
             raise _typed(error, self._path, "append", self._timeout) from error
         self._next = first + len(texts)
+        bell = sqlite_bell(self._path)  # within the process: at once (R36)
+        if texts:
+            bell.ring(f"events:{self._agent_id}")
+        if consumed:
+            bell.ring(f"outcome:{self._agent_id}")
+
+    def pending_posts(self, limit: int) -> list[PendingPost]:
+        """The agent's oldest unconsumed posts (R35), by ``post_id``; needs no ownership."""
+        with self._errors("read posts"):
+            conn = self.connection
+            if not self._has_posts:
+                self._has_posts = sqlite_posts.has_posts(conn)
+                if not self._has_posts:
+                    return []
+            return sqlite_posts.pending(conn, self._agent_id, limit)
+
+    def post_wake(self) -> SqliteWake:
+        """What the owner awaits between posts: a post rung in this process, or any commit
+        of another connection (R36). Call inside the event loop."""
+        chime = sqlite_bell(self._path).chime(f"post:{self._agent_id}")
+        return SqliteWake(chime, lambda: data_version(self.connection))
 
     def _check_next(self, conn: sqlite3.Connection) -> int:
         """The agent's next seq, if it is the one this owner expects (else ``LogFenced``)."""
