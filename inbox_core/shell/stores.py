@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     from inbox_core.commands import Command
     from inbox_core.shell.postgres import PostgresLog
 
-__all__ = ["PostgresStore", "SqliteStore"]
+__all__ = ["PostgresStore", "SqliteStore", "open_store", "parse_store"]
 
 _WATCH_BATCH: Final = 1000
 
@@ -76,6 +76,31 @@ def _since(value: object) -> int:
     if not isinstance(value, int) or isinstance(value, bool) or value < 0:
         raise InvalidInput(f"since must be an int >= 0 (a seq), got {value!r:.80}")
     return value
+
+
+def parse_store(spec: object) -> tuple[str, str]:
+    """``("sqlite", path)`` for ``sqlite:PATH``, ``("postgresql", url)`` for a
+    ``postgresql://`` (or ``postgres://``) URL; anything else is ``InvalidInput``. The one
+    form of ``STORE`` on the command line (``inbox-core post``, ``watch``, ``serve``)."""
+    if isinstance(spec, str):
+        if spec.startswith("sqlite:"):
+            path = spec[len("sqlite:") :]
+            if path.startswith("//"):  # sqlite:///abs/path, the URL form
+                path = path[2:]
+            if not path:
+                raise InvalidInput("sqlite: needs a path, e.g. sqlite:agents.db")
+            return "sqlite", path
+        if spec.startswith(("postgresql://", "postgres://")):
+            return "postgresql", spec
+    raise InvalidInput(
+        f"a store is sqlite:PATH or a postgresql://... URL, got {spec!r:.80}"
+    )
+
+
+def open_store(spec: str) -> SqliteStore | PostgresStore:
+    """The store ``spec`` names (``parse_store``)."""
+    kind, target = parse_store(spec)
+    return SqliteStore(target) if kind == "sqlite" else PostgresStore(target)
 
 
 class _Store:

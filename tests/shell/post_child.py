@@ -1,0 +1,49 @@
+"""Child process for the post tests (test_posts.py, test_posts_crash.py).
+
+Usage: ``python post_child.py MODE STORE AGENT [N]``; STORE as ``inbox-core``
+takes it (``sqlite:PATH`` or a ``postgresql://`` URL). One flushed line each.
+
+- ``serve``: own AGENT (``LoopAgent`` over ``EchoHost``), say ``SERVING`` and serve
+  its posts until killed.
+- ``post``: post N queued messages ``<pid>-<i>`` in order, say ``POSTED N``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+from inbox_core import create_user_message
+from inbox_core.commands import queue
+from inbox_core.shell import EchoHost, LoopAgent
+from inbox_core.shell.stores import open_store
+
+
+def say(*words: object) -> None:
+    sys.stdout.write(" ".join(map(str, words)) + "\n")
+    sys.stdout.flush()
+
+
+async def serve(spec: str, agent_id: str) -> None:
+    store = open_store(spec)
+    agent = LoopAgent(EchoHost(), log=store.log(agent_id))
+    say("SERVING")
+    while True:
+        await asyncio.sleep(3600)
+    await agent.aclose()  # pragma: no cover - killed before
+
+
+def post(spec: str, agent_id: str, count: int) -> None:
+    store = open_store(spec)
+    for i in range(count):
+        store.post(agent_id, queue(create_user_message(f"{os.getpid()}-{i}")))
+    say("POSTED", count)
+
+
+if __name__ == "__main__":
+    mode, spec, agent_id = sys.argv[1:4]
+    if mode == "serve":
+        asyncio.run(serve(spec, agent_id))
+    else:
+        post(spec, agent_id, int(sys.argv[4]))
