@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import attrs
 
+from inbox_core import limits
 from inbox_core.codec import (
     FOLD_KEYS,
     PROJECTION_KEYS,
@@ -306,15 +307,16 @@ def vector_files(path: Path) -> list[Path]:
 
 
 def read_vector(path: Path) -> Json:
-    """Parse one vector file (``json.JSONDecodeError``/``OSError`` propagate)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    """Parse one vector file (``OSError``, ``ValueError`` and, past ``limits``, ``InvalidInput``
+    propagate)."""
+    return limits.parse_json(path.read_text(encoding="utf-8"))
 
 
 def run_vector_file(path: Path) -> VectorResult:
     """Read and run one vector file; unreadable files fail with the reason."""
     try:
         doc = read_vector(path)
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, InboxCoreError) as error:
         return VectorResult(path.stem, False, f"cannot read {path}: {error}")
     return run_vector(doc)
 

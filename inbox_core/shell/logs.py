@@ -25,8 +25,9 @@ from __future__ import annotations
 import json
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Protocol
+from typing import Any, Final, Protocol
 
+from inbox_core import limits
 from inbox_core.codec import event_from_json, event_to_json
 from inbox_core.errors import InboxCoreError, LogFenced, LogOwned, ReplayError
 from inbox_core.events import DurableEvent
@@ -191,8 +192,18 @@ class MemoryLog:
 # ------------------------------------------------------------------ JSON forms
 
 
+_LINE_BREAKS: Final = ("\u0085", "\u2028", "\u2029")
+"""The characters ``str.splitlines`` breaks on that ``json.dumps`` leaves raw (it escapes
+the others, all below U+0020): escaped, so a text is one line for every reader."""
+
+
 def _dumps(document: Any) -> str:
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    if not text.isascii():
+        for char in _LINE_BREAKS:
+            if char in text:  # only inside strings, where the escape means the same
+                text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
 
 
 def encode_event(event: DurableEvent) -> str:
@@ -205,7 +216,9 @@ def decode_record(seq: int, text: object) -> DurableEvent:
     if not isinstance(text, str):
         raise CorruptLog(seq, f"stored event is not text: {type(text).__name__}")
     try:
-        document = json.loads(text)
+        document = limits.parse_json(text)
+    except InboxCoreError as error:  # past limits.MAX_DOCUMENT_DEPTH (an InvalidInput)
+        raise CorruptLog(seq, f"stored event: {error}") from None
     except ValueError as error:
         raise CorruptLog(seq, f"stored event is not JSON: {error}") from None
     try:
@@ -250,11 +263,13 @@ def iter_json_lines(text: str) -> Iterator[DurableEvent]:
     The first bad line raises ``CorruptLog`` naming its seq and its line number.
     """
     seq = 0
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):  # "\n" only: see _LINE_BREAKS
         if not line.strip():
             continue
         try:
-            document = json.loads(line)
+            document = limits.parse_json(line)
+        except InboxCoreError as error:  # past limits.MAX_DOCUMENT_DEPTH (an InvalidInput)
+            raise CorruptLog(seq, f"line {number}: {error}") from None
         except ValueError as error:
             raise CorruptLog(seq, f"line {number} is not JSON: {error}") from None
         if isinstance(document, dict) and "seq" in document:
