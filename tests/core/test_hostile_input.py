@@ -58,7 +58,7 @@ from inbox_core.shell.logs import (
 )
 from inbox_core.testing import hostile
 from inbox_core.testing.strategies import commands
-from inbox_core.values import freeze_json
+from inbox_core.values import JsonObject, freeze_json
 from tests.core.helpers import queue
 
 AGENT_NUMBERS = itertools.count()
@@ -170,6 +170,37 @@ def test_sizes_and_id_lengths_are_bounded() -> None:
         HostRecord("host/x", ["ab" * 1024] * (limits.MAX_JSON_SIZE // 2048 + 1))
     with pytest.raises(InvalidInput, match="at most"):
         HookCause("r" * (limits.MAX_JSON_SIZE + 1))
+
+
+def test_a_scalar_root_and_subclasses_are_judged_by_their_base_type() -> None:
+    """limits: a bare integer root is bounded like a nested one; str, int and Mapping
+    subclasses (keys too) freeze to their base type, so a stored value never depends
+    on a caller's class."""
+    import enum
+    import types
+
+    class Name(str):
+        pass
+
+    class Level(enum.IntEnum):
+        HIGH = 2
+
+    with pytest.raises(InvalidInput, match="int64"):
+        freeze_json(2**63)
+    frozen: Any = freeze_json(
+        {Name("k"): [Name("v"), Level.HIGH, types.MappingProxyType({"a": 1})]}
+    )
+    assert frozen == {"k": ("v", 2, {"a": 1})}
+    assert type(next(iter(frozen))) is str
+    assert [type(item) for item in frozen["k"]] == [str, int, JsonObject]
+
+
+def test_the_size_limit_counts_siblings_after_a_nested_container_closes() -> None:
+    """limits.MAX_JSON_SIZE: two nested halves, each under the limit, are refused together."""
+    half = "x" * (limits.MAX_JSON_SIZE // 2 + 8)
+    freeze_json([[half]])
+    with pytest.raises(InvalidInput, match="size"):
+        freeze_json([[half], [half]])
 
 
 @given(
