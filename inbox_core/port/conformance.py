@@ -19,6 +19,8 @@ import attrs
 from inbox_core.codec import PROJECTION_KEYS, event_to_json, folds_to_json, projection_to_json
 from inbox_core.events import DurableEvent
 from inbox_core.port.client import PortProcess
+from inbox_core.port.protocol import FOLD_PARTS
+from inbox_core.port.server import reference_folds
 from inbox_core.replay import replay
 from inbox_core.state import AgentState
 from inbox_core.vectors import (
@@ -44,7 +46,7 @@ def projection_keys(parts: Sequence[str]) -> tuple[str, ...]:
 
 
 def fold_keys(parts: Sequence[str]) -> tuple[str, ...]:
-    return tuple(part for part in ("fates", "transcript") if part in parts)
+    return tuple(part for part in FOLD_PARTS if part in parts)
 
 
 def is_inbox_step(step: Json) -> bool:
@@ -56,7 +58,7 @@ def is_inbox_step(step: Json) -> bool:
     if kind == "send":
         return step.get("input", {}).get("wakeup") is False and "expect" not in step
     if kind == "splice":
-        return all(entry.get("wakeup") is False for entry in step.get("entries", []))
+        return all(entry.get("wakeup") is False for entry in step.get("inserted", []))
     if kind == "replace":
         return True
     return kind in INBOX_COMMANDS
@@ -136,7 +138,8 @@ def compare_run(port: PortProcess, steps: Sequence[Json]) -> Divergence | None:
         return Divergence(None, "load of an empty log", {"ok": True}, loaded)
     for index, step in enumerate(steps):
         command = RESUME if step == CRASH else step
-        if step == CRASH:
+        if step == CRASH:  # both sides forget their state and replay the log
+            reference = ReferenceRun(reference.log)
             answer = port.call("load", log=reference.log_json())
             if not answer["ok"]:
                 return Divergence(index, "reload of the log", {"ok": True}, answer)
@@ -147,7 +150,7 @@ def compare_run(port: PortProcess, steps: Sequence[Json]) -> Divergence | None:
         want, got = reference.projection(keys), _port_projection(port, keys)
         if not _same(want, got):
             return Divergence(index, "the projection after it", want, got)
-    expected_folds = folds_to_json(reference.log)
+    expected_folds = reference_folds(reference.log)
     return _folds(port, reference.log_json(), expected_folds, fold_keys(port.parts))
 
 

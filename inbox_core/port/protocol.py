@@ -24,11 +24,14 @@ from inbox_core.errors import InboxCoreError, shown
 
 PROTOCOL_VERSION: Final = 1
 
-PARTS: Final = ("inbox", "core", "fates", "transcript")
+FOLD_PARTS: Final = ("fates", "transcript", "goalRounds")
+"""The parts that are folds of a log; ``fold`` answers one key per declared fold part."""
+
+PARTS: Final = ("inbox", "core", *FOLD_PARTS)
 """What a port may implement. ``inbox``: the two pending lists under sends that do not wake
 (``queue``, ``inject``, unguarded), splices of quiet entries, ``clear``, ``replace`` and
 ``remove`` on an idle agent; ``core``: every command, ``load`` and the whole projection
-(``inbox`` included); ``fates`` and ``transcript``: the folds of ``fold``."""
+(``inbox`` included); ``fates``, ``transcript`` and ``goalRounds``: the folds of ``fold``."""
 
 REQUESTS: Final[dict[str, tuple[str, ...]]] = {
     "hello": ("protocol",),
@@ -45,7 +48,7 @@ RESPONSES: Final[dict[str, tuple[str, ...]]] = {
     "load": ("projection",),
     "apply": ("durable", "notifications"),
     "projection": ("projection",),
-    "fold": (),  # the keys of the folds the port declared: "fates", "transcript"
+    "fold": (),  # one key per fold part the port declared (FOLD_PARTS)
     "bye": (),
 }
 """op -> the keys of its success response besides ``ok``."""
@@ -105,9 +108,7 @@ def check_response(op: str, document: object, parts: tuple[str, ...] = PARTS) ->
         if not isinstance(document["error"], str) or not isinstance(document["message"], str):
             raise ProtocolError(f'error response to {op!r}: "error" and "message" are strings')
         return document
-    keys = (
-        RESPONSES[op] if op != "fold" else tuple(p for p in ("fates", "transcript") if p in parts)
-    )
+    keys = RESPONSES[op] if op != "fold" else tuple(p for p in FOLD_PARTS if p in parts)
     _keys(document, {"ok", *keys}, {"ok", *keys}, f"response to {op!r}")
     if op == "hello":
         if not isinstance(document["parts"], list) or not all(

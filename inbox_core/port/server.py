@@ -8,12 +8,13 @@ vectors use (``vectors.apply_step``, ``codec.projection_to_json``,
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
 from inbox_core.codec import folds_to_json, projection_to_json
 from inbox_core.errors import InboxCoreError
 from inbox_core.events import DurableEvent
+from inbox_core.history import goal_rounds
 from inbox_core.port.protocol import (
     PARTS,
     PROTOCOL_VERSION,
@@ -77,7 +78,12 @@ class ReferencePort:
         return success("projection", projection=projection_to_json(self.state, self.log))
 
     def fold(self, request: Document) -> Document:
-        return success("fold", **folds_to_json(decode_seed(request["log"])))
+        return success("fold", **reference_folds(decode_seed(request["log"])))
+
+
+def reference_folds(events: Sequence[DurableEvent]) -> Document:
+    """Every fold part of a log as ``fold`` answers it (``protocol.FOLD_PARTS``)."""
+    return folds_to_json(events) | {"goalRounds": dict(sorted(goal_rounds(events).items()))}
 
 
 def serve(port: ReferencePort, stdin: TextIO, stdout: TextIO) -> int:
