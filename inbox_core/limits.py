@@ -121,6 +121,23 @@ def parse_json(text: str) -> Any:
         raise InvalidInput("JSON text nests too deeply for this reader's stack") from None
 
 
+LINE_BREAKS: Final = ("\u0085", "\u2028", "\u2029")
+"""The characters ``str.splitlines`` breaks on that ``json.dumps`` leaves raw (it escapes
+the others, all below U+0020)."""
+
+
+def dump_json(document: Any) -> str:
+    """The compact JSON text of ``document`` with ``LINE_BREAKS`` escaped: one line for
+    every reader (stored events, JSON Lines, port messages). The writer ``parse_json``
+    reads."""
+    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    if not text.isascii():
+        for char in LINE_BREAKS:
+            if char in text:  # only inside strings, where the escape means the same
+                text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
+
+
 LIMITS: Final = {
     "maxDepth": MAX_DEPTH,
     "maxDocumentDepth": MAX_DOCUMENT_DEPTH,

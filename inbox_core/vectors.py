@@ -79,6 +79,8 @@ class StepRun:
     state: AgentState
     output: dict[str, Json]
     events: tuple[DurableEvent, ...]
+    message: str = ""
+    """The typed error's message when the command was rejected."""
 
 
 def apply_step(state: AgentState, command: Json) -> StepRun:
@@ -92,7 +94,7 @@ def apply_step(state: AgentState, command: Json) -> StepRun:
     try:
         transition = reduce(state, command_from_json(command))
     except InboxCoreError as error:
-        return StepRun(state, {"error": type(error).__name__}, ())
+        return StepRun(state, {"error": type(error).__name__}, (), str(error))
     return StepRun(
         transition.state,
         {
@@ -189,13 +191,15 @@ class VectorResult:
     steps: int = 0
 
 
-def json_diff(expected: Json, actual: Json) -> str:
+def json_diff(
+    expected: Json,
+    actual: Json,
+    labels: tuple[str, str] = ("expected (vector)", "actual (reference)"),
+) -> str:
     """A unified diff of two JSON values, pretty-printed with sorted keys."""
     left = json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
     right = json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-    lines = difflib.unified_diff(
-        left, right, "expected (vector)", "actual (reference)", lineterm="", n=3
-    )
+    lines = difflib.unified_diff(left, right, *labels, lineterm="", n=3)
     return "\n".join(lines)
 
 

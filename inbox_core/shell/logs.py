@@ -22,10 +22,9 @@ never interleave; ``release()`` gives it back. ``PostgresLog`` lives in
 
 from __future__ import annotations
 
-import json
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, Final, Protocol
+from typing import Any, Protocol
 
 from inbox_core import limits
 from inbox_core.codec import event_from_json, event_to_json
@@ -192,18 +191,8 @@ class MemoryLog:
 # ------------------------------------------------------------------ JSON forms
 
 
-_LINE_BREAKS: Final = ("\u0085", "\u2028", "\u2029")
-"""The characters ``str.splitlines`` breaks on that ``json.dumps`` leaves raw (it escapes
-the others, all below U+0020): escaped, so a text is one line for every reader."""
-
-
 def _dumps(document: Any) -> str:
-    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    if not text.isascii():
-        for char in _LINE_BREAKS:
-            if char in text:  # only inside strings, where the escape means the same
-                text = text.replace(char, f"\\u{ord(char):04x}")
-    return text
+    return limits.dump_json(document)
 
 
 def encode_event(event: DurableEvent) -> str:
@@ -263,7 +252,7 @@ def iter_json_lines(text: str) -> Iterator[DurableEvent]:
     The first bad line raises ``CorruptLog`` naming its seq and its line number.
     """
     seq = 0
-    for number, line in enumerate(text.split("\n"), 1):  # "\n" only: see _LINE_BREAKS
+    for number, line in enumerate(text.split("\n"), 1):  # "\n" only: see limits.LINE_BREAKS
         if not line.strip():
             continue
         try:
