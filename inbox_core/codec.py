@@ -28,6 +28,7 @@ from typing import Any, Final, get_args
 
 import attrs
 
+from inbox_core import limits
 from inbox_core.commands import (
     Cancel,
     Command,
@@ -48,7 +49,7 @@ from inbox_core.commands import (
     StepOutcome,
     TurnStoppingDone,
 )
-from inbox_core.errors import DecodeError
+from inbox_core.errors import DecodeError, shown
 from inbox_core.events import (
     HOST_PREFIX,
     AbortedReason,
@@ -138,7 +139,7 @@ TARGET: Final = Enum(TARGETS)
 COUNT: Final = Int(minimum=1)
 """Turns and steps count from 1 (a schema fact: replay checks numbering)."""
 TEXT: Final = Str()
-ID: Final = Str(min_length=1, check=False)
+ID: Final = Str(min_length=1, max_length=limits.MAX_ID_LENGTH, check=False)
 ARG_TARGET: Final = Enum(TARGETS, check=False)
 ARG_COUNT: Final = Int(minimum=1, check=False)
 ARG_TEXT: Final = Str(check=False)
@@ -164,7 +165,7 @@ def _extension_from_json(kind: str, data: Mapping[str, Any]) -> ExtensionSource:
 
 SECTION: Final = Record("section", SnapshotSection, (Field("name", TEXT), Field("text", TEXT)))
 PLUGIN: Final = (
-    Field("plugin", Str(min_length=1, check=False)),
+    Field("plugin", ID),
     Field("form", Enum(PLUGIN_FORMS, check=False), optional=True),
     Field("sections", Array(SECTION, check=False), optional=True),
     Field("summary", Str(max_length=NOTICE_SUMMARY_MAX, one_line=True, check=False), optional=True),
@@ -179,7 +180,12 @@ SOURCE: Final = Tagged[Source](
         GoalSource: (Field("goal_id", ID), Field("round", Int(0, check=False))),
         ToolSource: (Field("call_id", ID),),
     },
-    fallback=Open(ExtensionSource, Str(min_length=1), _extension_to_json, _extension_from_json),
+    fallback=Open(
+        ExtensionSource,
+        Str(min_length=1, max_length=limits.MAX_ID_LENGTH),
+        _extension_to_json,
+        _extension_from_json,
+    ),
 )
 MESSAGE: Final = Record(
     "message",
@@ -212,7 +218,9 @@ REASON: Final = Tagged[TurnEndReason](
 
 # ------------------------------------------------------------- durable events
 
-HOST_TYPE: Final = Str(prefix=HOST_PREFIX, min_length=len(HOST_PREFIX) + 1)
+HOST_TYPE: Final = Str(
+    prefix=HOST_PREFIX, min_length=len(HOST_PREFIX) + 1, max_length=limits.MAX_ID_LENGTH
+)
 """``host/`` and a non-empty name (R30); the decoder checks the prefix, HostRecord the name."""
 HOST_RECORD: Final = Record(
     "hostRecord", HostRecord, (Field("type", HOST_TYPE), Field("data", ANY_JSON))
@@ -279,7 +287,7 @@ def _input(fields: dict[str, Any]) -> ResolvedAgentInput:
     if target == "next-step":
         # decoded contexts are checked at run time: InvalidInput unless empty (R11)
         return InjectInput(**fields)
-    raise DecodeError(f"input: unknown target {target!r}")
+    raise DecodeError(f"input: unknown target {shown(target)}")
 
 
 INPUT: Final = Record[ResolvedAgentInput](

@@ -14,12 +14,12 @@ from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 import attrs
 
-from inbox_core.errors import InvalidInput, InvalidSplice
+from inbox_core.errors import InvalidInput, InvalidSplice, shown
 from inbox_core.events import HostRecord
 from inbox_core.validators import (
+    identifier,
     instance_of,
     integer,
-    non_empty_text,
     one_of,
     strict_bool,
     text,
@@ -115,7 +115,7 @@ def _contexts(value: Sequence[UserMessage]) -> tuple[UserMessage, ...]:
     if isinstance(value, tuple):
         return value
     if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
-        raise InvalidInput(f"contexts must be a sequence of UserMessage, got {value!r:.80}")
+        raise InvalidInput(f"contexts must be a sequence of UserMessage, got {shown(value)}")
     return tuple(value)
 
 
@@ -168,7 +168,7 @@ class Replace:
     """Swap a pending entry's primary message in place, keeping contexts and wakeup (R7)."""
 
     type: ClassVar[Literal["replace"]] = "replace"
-    message_id: MessageId = attrs.field(validator=non_empty_text)
+    message_id: MessageId = attrs.field(validator=identifier)
     message: UserMessage = attrs.field(validator=instance_of(UserMessage, what="a UserMessage"))
 
 
@@ -177,7 +177,7 @@ class Remove:
     """Cancel one pending entry by its primary MessageId (R7)."""
 
     type: ClassVar[Literal["remove"]] = "remove"
-    message_id: MessageId = attrs.field(validator=non_empty_text)
+    message_id: MessageId = attrs.field(validator=identifier)
 
 
 @attrs.frozen
@@ -185,7 +185,7 @@ class Move:
     """Move one pending entry to the end of the other list (R8), if ``expect`` holds (R34)."""
 
     type: ClassVar[Literal["move"]] = "move"
-    message_id: MessageId = attrs.field(validator=non_empty_text)
+    message_id: MessageId = attrs.field(validator=identifier)
     target: Target = attrs.field(validator=one_of(TARGETS))
     expect: Expectation | None = attrs.field(default=None, validator=_expect)
 

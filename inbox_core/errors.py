@@ -2,6 +2,23 @@
 
 from __future__ import annotations
 
+import reprlib
+
+_REPR = reprlib.Repr()
+_REPR.maxstring = _REPR.maxother = 80
+_REPR.maxlevel = 3
+
+
+def shown(value: object) -> str:
+    """``value`` for an error message: a short repr that never raises, whatever the value
+    (an int past Python's 4,300-digit limit, a 16 MiB string, an object whose repr fails)."""
+    if type(value) is int and value.bit_length() > 256:
+        return f"<an int of {value.bit_length()} bits>"
+    try:
+        return _REPR.repr(value)
+    except Exception:  # a hostile value: say what it is, not what it holds
+        return f"<{type(value).__name__}>"
+
 
 class InboxCoreError(Exception):
     """Base class of every error inbox_core raises on purpose."""
@@ -11,7 +28,7 @@ class DuplicateMessageId(InboxCoreError):
     """A mutation would make a MessageId pending twice (R4)."""
 
     def __init__(self, message_id: str) -> None:
-        super().__init__(f"message id {message_id!r} is already pending")
+        super().__init__(f"message id {shown(message_id)} is already pending")
         self.message_id = message_id
 
 

@@ -22,7 +22,8 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 import attrs
 
-from inbox_core.errors import InvalidInput
+from inbox_core import limits
+from inbox_core.errors import InvalidInput, shown
 from inbox_core.validators import (
     instance_of,
     integer,
@@ -181,7 +182,8 @@ HOST_PREFIX: Final = "host/"
 
 def _host_type(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, str) or not value.startswith(HOST_PREFIX) or value == HOST_PREFIX:
-        raise InvalidInput(f"a host record type is 'host/<name>', got {value!r}")
+        raise InvalidInput(f"a host record type is 'host/<name>', got {shown(value)}")
+    limits.identifier(value, "a host record type")
 
 
 @attrs.frozen

@@ -14,10 +14,11 @@ cannot be encoded as UTF-8, so no store could hold it.
 
 from __future__ import annotations
 
+import json
 import re
-from typing import Final
+from typing import Any, Final
 
-from inbox_core.errors import InvalidInput
+from inbox_core.errors import InvalidInput, shown
 
 MAX_DEPTH: Final = 64
 """Nesting of arrays and objects inside one opaque JSON value (content blocks, metadata,
@@ -29,27 +30,65 @@ MAX_SAFE_INTEGER: Final = 2**53 - 1
 MAX_JSON_INTEGER: Final = 2**63 - 1
 """Integers inside opaque JSON lie in ``[-MAX_JSON_INTEGER - 1, MAX_JSON_INTEGER]`` (int64)."""
 
-MAX_ID_LENGTH: Final = 256
-"""Characters of a MessageId, a goal id, a tool call id or a plugin name."""
+MAX_JSON_SIZE: Final = 2**24
+"""Size of one opaque JSON value: one per scalar, array and object, plus the characters of
+its strings and keys. About 16 MiB of text; the same bound holds for any single string field
+(a section's text, an error message)."""
+
+MAX_ID_LENGTH: Final = 1024
+"""Characters of a MessageId, a goal id, a tool call id, a plugin name or a record type."""
 
 MAX_AGENT_ID_LENGTH: Final = 256
 """Characters of an agent id, the same on every store (an index key in PostgreSQL)."""
 
+MAX_DOCUMENT_DEPTH: Final = MAX_DEPTH + 32
+"""Nesting of a whole JSON document a reader parses (a stored event, a JSON Lines line, a
+vector file, a port message): the deepest value plus the envelopes around it. A deeper text
+is refused before a parser sees it, so no parser recurses further than this."""
+
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
+_STRING_OR_BRACKET: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
 def scalar_text(value: str, what: str) -> str:
     """``value`` if it holds no lone surrogate (it can be encoded as UTF-8), else InvalidInput."""
-    if _SURROGATE.search(value) is not None:
+    if not value.isascii() and _SURROGATE.search(value) is not None:
         raise InvalidInput(f"{what} holds a lone surrogate, which no store can encode")
     return value
+
+
+def string(value: str, what: str) -> str:
+    """A string field: scalar values only, at most ``MAX_JSON_SIZE`` characters."""
+    if len(value) > MAX_JSON_SIZE:
+        raise InvalidInput(f"{what} has at most {MAX_JSON_SIZE} characters, got {len(value)}")
+    return scalar_text(value, what)
+
+
+def identifier(value: str, what: str) -> str:
+    """An id or a name: scalar values only, at most ``MAX_ID_LENGTH`` characters."""
+    if len(value) > MAX_ID_LENGTH:
+        raise InvalidInput(f"{what} has at most {MAX_ID_LENGTH} characters, got {len(value)}")
+    return scalar_text(value, what)
+
+
+def safe_integer(value: int, what: str, error: type[Exception] = InvalidInput) -> int:
+    """A turn, step, round, seq or splice coordinate: within +-``MAX_SAFE_INTEGER``."""
+    if not -MAX_SAFE_INTEGER <= value <= MAX_SAFE_INTEGER:
+        raise error(f"{what} must lie within +-{MAX_SAFE_INTEGER}, got {short_int(value)}")
+    return value
+
+
+def short_int(value: int) -> str:
+    """An int for an error message without ``str(int)``, which refuses 4,300+ digits."""
+    digits = value.bit_length() * 30103 // 100000 + 1  # log10(2) = 0.30103
+    return f"an integer of about {digits} digits" if digits > 30 else str(value)
 
 
 def agent_id(value: object) -> str:
     """An agent id: a non-empty str of at most ``MAX_AGENT_ID_LENGTH`` characters, with no NUL
     and no lone surrogate. Every store checks it when its log object is built."""
     if not isinstance(value, str) or not value:
-        raise InvalidInput(f"agent_id must be a non-empty str, got {value!r:.80}")
+        raise InvalidInput(f"agent_id must be a non-empty str, got {shown(value)}")
     if len(value) > MAX_AGENT_ID_LENGTH:
         raise InvalidInput(
             f"agent_id has at most {MAX_AGENT_ID_LENGTH} characters, got {len(value)}"
@@ -59,10 +98,52 @@ def agent_id(value: object) -> str:
     return scalar_text(value, "agent_id")
 
 
+def parse_json(text: str) -> Any:
+    """``json.loads(text)`` for a document no writer could nest deeper than
+    ``MAX_DOCUMENT_DEPTH``; a deeper one is ``InvalidInput``, a malformed one ``ValueError``.
+
+    Counting brackets is one C pass; only a text with more opening brackets than the limit
+    is scanned token by token (strings skipped), so the common case costs two ``count`` calls.
+    """
+    if text.count("[") + text.count("{") > MAX_DOCUMENT_DEPTH:
+        depth = 0
+        for token in _STRING_OR_BRACKET.finditer(text):
+            first = text[token.start()]
+            if first in "[{":
+                depth += 1
+                if depth > MAX_DOCUMENT_DEPTH:
+                    raise InvalidInput(f"JSON text nests deeper than {MAX_DOCUMENT_DEPTH} levels")
+            elif first in "]}":
+                depth -= 1
+    try:
+        return json.loads(text)
+    except RecursionError:  # a caller already deep in its own stack
+        raise InvalidInput("JSON text nests too deeply for this reader's stack") from None
+
+
+LINE_BREAKS: Final = ("\u0085", "\u2028", "\u2029")
+"""The characters ``str.splitlines`` breaks on that ``json.dumps`` leaves raw (it escapes
+the others, all below U+0020)."""
+
+
+def dump_json(document: Any) -> str:
+    """The compact JSON text of ``document`` with ``LINE_BREAKS`` escaped: one line for
+    every reader (stored events, JSON Lines, port messages). The writer ``parse_json``
+    reads."""
+    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    if not text.isascii():
+        for char in LINE_BREAKS:
+            if char in text:  # only inside strings, where the escape means the same
+                text = text.replace(char, f"\\u{ord(char):04x}")
+    return text
+
+
 LIMITS: Final = {
     "maxDepth": MAX_DEPTH,
+    "maxDocumentDepth": MAX_DOCUMENT_DEPTH,
     "maxSafeInteger": MAX_SAFE_INTEGER,
     "maxJsonInteger": MAX_JSON_INTEGER,
+    "maxJsonSize": MAX_JSON_SIZE,
     "maxIdLength": MAX_ID_LENGTH,
     "maxAgentIdLength": MAX_AGENT_ID_LENGTH,
 }

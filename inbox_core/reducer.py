@@ -92,6 +92,7 @@ from inbox_core.errors import (
     ResumeRequired,
     SteerUnavailable,
     UnexpectedReport,
+    shown,
 )
 from inbox_core.events import (
     AbortedReason,
@@ -680,14 +681,14 @@ def _answers(phase: Phase, command: Any) -> bool:
 def _rejection(state: AgentState, command: Command) -> InboxCoreError:
     """The typed error for a (phase, command) pair that is not in the table."""
     if type(command) not in COMMAND_TYPES:
-        return InvalidInput(f"not a command: {command!r}")
+        return InvalidInput(f"not a command: {shown(command)}")
     if state.resume_required:
         return ResumeRequired("the log left a turn open or work unstarted; apply Resume() first")
     if state.disposed:
         return AgentDisposed("the agent is disposed")
     if isinstance(command, BeginMaintenance):
         return MaintenanceUnavailable(f"maintenance begins only while idle, not {state.status}")
-    return UnexpectedReport(f"{command!r} does not answer {state.awaiting or state.status!r}")
+    return UnexpectedReport(f"{shown(command)} does not answer {state.awaiting or state.status!r}")
 
 
 def reduce(state: AgentState, command: Command) -> Transition:

@@ -26,7 +26,7 @@ from collections import deque
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from inbox_core.errors import ReplayError
+from inbox_core.errors import ReplayError, shown
 from inbox_core.events import (
     AbortedReason,
     DurableEvent,
@@ -98,7 +98,7 @@ class PendingLists:
             waking += entry.wakeup
             for message in entry.messages:
                 if message.id in ids:
-                    raise _Invalid(f"message id {message.id!r} would be pending twice")
+                    raise _Invalid(f"message id {shown(message.id)} would be pending twice")
                 ids.add(message.id)
         self.waking[target] = waking
         return removed
@@ -137,7 +137,7 @@ class _Fold:
     def apply(self, event: DurableEvent) -> None:
         handler = _HANDLERS.get(type(event))
         if handler is None:
-            raise _Invalid(f"not a durable event: {event!r}")
+            raise _Invalid(f"not a durable event: {shown(event)}")
         admitting, self.admitting = self.admitting, False
         handler(self, event, admitting)
 
@@ -178,7 +178,7 @@ class _Fold:
     def step_ended(self, event: StepEnded, _admitting: bool) -> None:
         self.check_turn(event.turn, "step/end")
         if not self.step_open or event.step != self.step:
-            raise _Invalid(f"step/end {event.step!r} does not close an open step")
+            raise _Invalid(f"step/end {shown(event.step)} does not close an open step")
         self.step_open = False
 
     def turn_ended(self, event: TurnEnded, _admitting: bool) -> None:
@@ -187,7 +187,7 @@ class _Fold:
             raise _Invalid(f"turn/end {event.turn} with step {self.step} still open")
         if self.abort is not None and event.reason != AbortedReason(self.abort):
             raise _Invalid(
-                f"turn {event.turn} was aborted ({self.abort!r}) but ends {event.reason!r}"
+                f"turn {event.turn} was aborted ({self.abort!r}) but ends {shown(event.reason)}"
             )
         self.turn_open = False
         self.step = 0
@@ -206,7 +206,7 @@ class _Fold:
     def check_turn(self, turn: object, what: str) -> None:
         if not self.turn_open or turn != self.last_turn:
             raise _Invalid(
-                f"{what} for turn {turn!r}, but the open turn is "
+                f"{what} for turn {shown(turn)}, but the open turn is "
                 f"{self.last_turn if self.turn_open else 'none'}"
             )
 
@@ -223,7 +223,7 @@ class _Fold:
         if not removed and not inserted:
             raise _Invalid("a splice that changes nothing is never recorded")
         if event.outcome is not None and not removed:
-            raise _Invalid(f"outcome {event.outcome!r} on a splice that removes nothing")
+            raise _Invalid(f"outcome {shown(event.outcome)} on a splice that removes nothing")
         is_claim = removed and event.outcome is None
         if is_claim:
             self.check_claim(target, start, removed, size, bool(inserted))

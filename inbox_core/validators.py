@@ -19,7 +19,8 @@ from typing import Any, ParamSpec, TypeVar, cast
 
 import attrs
 
-from inbox_core.errors import InvalidInput
+from inbox_core import limits
+from inbox_core.errors import InvalidInput, shown
 
 Validator = Callable[[object, "attrs.Attribute[Any]", Any], None]
 P = ParamSpec("P")
@@ -27,14 +28,18 @@ T = TypeVar("T")
 
 
 def integer(minimum: int | None = None, error: type[Exception] = InvalidInput) -> Validator:
-    """An int (never a bool), at least ``minimum`` when given."""
-    low = minimum
+    """An int (never a bool), at least ``minimum`` when given, within +-``MAX_SAFE_INTEGER``
+    (exact in every JSON reader, ``limits``)."""
+    low = -limits.MAX_SAFE_INTEGER if minimum is None else minimum
+    high = limits.MAX_SAFE_INTEGER
 
     def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if type(value) is not int and (isinstance(value, bool) or not isinstance(value, int)):
-            raise error(f"{attribute.name} must be an int, got {value!r}")
-        if low is not None and value < low:
-            raise error(f"{attribute.name} must be >= {low}, got {value}")
+            raise error(f"{attribute.name} must be an int, got {shown(value)}")
+        if not low <= value <= high:
+            if value < low and minimum is not None:
+                raise error(f"{attribute.name} must be >= {low}, got {limits.short_int(value)}")
+            limits.safe_integer(value, attribute.name, error)
 
     return check
 
@@ -51,21 +56,23 @@ def optional_integer(minimum: int) -> Validator:
 
 
 def text(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """A str."""
+    """A str a store can hold (``limits.string``)."""
     if not isinstance(value, str):
-        raise InvalidInput(f"{attribute.name} must be a str, got {value!r}")
+        raise InvalidInput(f"{attribute.name} must be a str, got {shown(value)}")
+    limits.string(value, attribute.name)
 
 
-def non_empty_text(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-    """A str with at least one character (ids, names)."""
+def identifier(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+    """An id or a name: a non-empty str of at most ``MAX_ID_LENGTH`` characters (``limits``)."""
     if not isinstance(value, str) or not value:
-        raise InvalidInput(f"{attribute.name} must be a non-empty str, got {value!r}")
+        raise InvalidInput(f"{attribute.name} must be a non-empty str, got {shown(value)}")
+    limits.identifier(value, attribute.name)
 
 
 def strict_bool(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
     """``True`` or ``False``, not merely truthy."""
     if not isinstance(value, bool):
-        raise InvalidInput(f"{attribute.name} must be a bool, got {value!r}")
+        raise InvalidInput(f"{attribute.name} must be a bool, got {shown(value)}")
 
 
 def one_of(choices: tuple[object, ...], error: type[Exception] = InvalidInput) -> Validator:
@@ -75,7 +82,7 @@ def one_of(choices: tuple[object, ...], error: type[Exception] = InvalidInput) -
 
     def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if type(value) not in types or value not in allowed:
-            raise error(f"{attribute.name} must be one of {choices!r}, got {value!r}")
+            raise error(f"{attribute.name} must be one of {choices!r}, got {shown(value)}")
 
     return check
 
@@ -85,7 +92,7 @@ def instance_of(*kinds: type, what: str) -> Validator:
 
     def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if not isinstance(value, kinds):
-            raise InvalidInput(f"{attribute.name} must be {what}, got {value!r}")
+            raise InvalidInput(f"{attribute.name} must be {what}, got {shown(value)}")
 
     return check
 
@@ -102,7 +109,7 @@ def tuple_of(
             value = tuple(value)
         for item in value:
             if type(item) is not kind and not isinstance(item, kind):
-                raise error(f"expected {what}, got {item!r}")
+                raise error(f"expected {what}, got {shown(item)}")
         return value
 
     return convert

@@ -14,8 +14,9 @@ from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 import attrs
 
-from inbox_core.errors import InvalidInput
-from inbox_core.validators import non_empty_text, strict_bool, text, trusted
+from inbox_core import limits
+from inbox_core.errors import InvalidInput, shown
+from inbox_core.validators import identifier, strict_bool, text, trusted
 
 MessageId: TypeAlias = str
 """Opaque, non-empty identity of one message occurrence (R1)."""
@@ -30,25 +31,38 @@ class JsonObject(Mapping[str, "JsonValue"]):
     """A deeply immutable JSON object: str keys; values frozen recursively.
 
     Arrays become tuples and objects become ``JsonObject``; equality and hashing
-    follow the contents, so messages built from equal JSON are equal.
+    follow the contents, so messages built from equal JSON are equal. It knows
+    its nesting depth and size (``limits``), so an object nested into a new
+    value is not walked again.
     """
 
-    __slots__ = ("_data", "_hash")
+    __slots__ = ("_data", "_depth", "_hash", "_size")
 
     _data: dict[str, JsonValue]
+    _depth: int
+    _size: int
     _hash: int | None
 
     def __init__(self, data: Mapping[str, object] | None = None) -> None:
-        frozen: dict[str, JsonValue] = {}
-        if data is not None:
+        if data is None:
+            self._data, self._depth, self._size = {}, 1, 1
+        else:
             if not isinstance(data, Mapping):
                 raise InvalidInput(f"expected a JSON object, got {type(data).__name__}")
-            for key, value in data.items():
-                if not isinstance(key, str):
-                    raise InvalidInput(f"JSON object keys must be str, got {key!r}")
-                frozen[key] = freeze_json(value)
-        self._data = frozen
+            built = _flat(data) if type(data) is dict else None
+            if built is None:
+                tree = _freeze_tree(data)
+                assert isinstance(tree, JsonObject)
+                built = tree
+            self._data, self._depth, self._size = built._data, built._depth, built._size
         self._hash = None
+
+    @classmethod
+    def _built(cls, data: dict[str, JsonValue], depth: int, size: int) -> JsonObject:
+        """An object whose items ``_freeze_tree`` has checked already."""
+        self = object.__new__(cls)
+        self._data, self._depth, self._size, self._hash = data, depth, size, None
+        return self
 
     def __getitem__(self, key: str) -> JsonValue:
         return self._data[key]
@@ -77,26 +91,167 @@ class JsonObject(Mapping[str, "JsonValue"]):
 
 JsonValue: TypeAlias = "bool | int | float | str | tuple[JsonValue, ...] | JsonObject | None"
 
+_CONTAINER: Final = object()  # what ``_leaf`` answers for an array or an object
+
+
+def _leaf(value: Any) -> Any:
+    """A checked JSON scalar as it is stored, or ``_CONTAINER``; InvalidInput otherwise."""
+    kind = type(value)
+    if kind is str:
+        return limits.string(value, "a JSON string")
+    if kind is int:
+        if not -_INT_LIMIT - 1 <= value <= _INT_LIMIT:
+            raise InvalidInput(f"JSON integers lie within int64, got {limits.short_int(value)}")
+        return value
+    if value is None or kind is bool:
+        return value
+    if kind is float:
+        if not math.isfinite(value):
+            raise InvalidInput(f"JSON numbers must be finite, got {shown(value)}")
+        return value
+    if kind is dict or kind is list or kind is tuple or kind is JsonObject:
+        return _CONTAINER
+    # subclasses (an IntEnum, a str subclass, an OrderedDict): judged by their base type
+    for base in (bool, int, float, str):
+        if isinstance(value, base):
+            return _leaf(base(value))
+    if isinstance(value, (Mapping, list, tuple)):
+        return _CONTAINER
+    raise InvalidInput(f"not a JSON value: {kind.__name__}")
+
+
+_INT_LIMIT: Final = limits.MAX_JSON_INTEGER
+
+
+def _freeze_tree(root: object) -> JsonValue:
+    """Check and freeze an array or object in one iterative walk (no recursion the data
+    controls): types, strings, integers, and the ``limits`` on depth and size.
+
+    A frame is ``[items, is_object, built, key, depth below, size]``; a child container
+    pushes a frame (saving the running depth and size into it), and a finished frame hands
+    its frozen value to its parent. Scalars are checked inline: this walk is most of what
+    building a message costs.
+    """
+    frames: list[list[Any]] = [_frame(root)]
+    limit = limits.MAX_JSON_SIZE
+    while True:
+        items, is_object, built, _key, below, size = frame = frames[-1]
+        for item in items:
+            if is_object:
+                key, child = item
+                if type(key) is not str:
+                    if not isinstance(key, str):
+                        raise InvalidInput(f"JSON object keys must be str, got {shown(key)}")
+                    key = str(key)
+                if not key.isascii():
+                    limits.scalar_text(key, "a JSON object key")
+                size += len(key) + 1
+            else:
+                child = item
+                size += 1
+            kind = type(child)
+            if kind is str:
+                size += len(child)
+                if not child.isascii():
+                    limits.scalar_text(child, "a JSON string")
+            elif kind is int:
+                if not -_INT_LIMIT - 1 <= child <= _INT_LIMIT:
+                    raise InvalidInput(
+                        f"JSON integers lie within int64, got {limits.short_int(child)}"
+                    )
+            elif child is None or kind is bool:
+                pass
+            elif kind is JsonObject:  # frozen already: its depth and size are known
+                if len(frames) + child._depth > limits.MAX_DEPTH:
+                    _too_deep()
+                below = max(below, child._depth)
+                size += child._size - 1
+            else:
+                child = _CONTAINER if kind is dict or kind is list else _leaf(child)
+                if child is _CONTAINER:
+                    if len(frames) >= limits.MAX_DEPTH:
+                        _too_deep()
+                    frame[3:] = [key if is_object else None, below, size]
+                    frames.append(_frame(item[1] if is_object else item))
+                    break
+            if size > limit:
+                _too_big()
+            if is_object:
+                built[key] = child
+            else:
+                built.append(child)
+        else:
+            frames.pop()
+            below += 1
+            value: JsonValue = (
+                JsonObject._built(built, below, size + 1) if is_object else tuple(built)
+            )
+            if not frames:
+                return value
+            parent = frames[-1]
+            if parent[1]:
+                parent[2][parent[3]] = value
+            else:
+                parent[2].append(value)
+            parent[4] = max(parent[4], below)
+            parent[5] += size
+            if parent[5] > limit:
+                _too_big()
+
+
+def _flat(data: dict[Any, Any]) -> JsonObject | None:
+    """The common case fast: a dict of ASCII keys and strings, ints in range, None, bools.
+    None when anything else is in it (``_freeze_tree`` then judges and freezes it all)."""
+    size = 1
+    for key, value in data.items():
+        if type(key) is not str or not key.isascii():
+            return None
+        kind = type(value)
+        if kind is str:
+            if not value.isascii():
+                return None
+            size += len(key) + len(value) + 1
+        elif (
+            (kind is int and -_INT_LIMIT - 1 <= value <= _INT_LIMIT)
+            or value is None
+            or kind is bool
+        ):
+            size += len(key) + 1
+        else:
+            return None
+    return JsonObject._built(dict(data), 1, size) if size <= limits.MAX_JSON_SIZE else None
+
+
+def _frame(container: object) -> list[Any]:
+    kind = type(container)
+    if kind is dict or (kind is not list and kind is not tuple and isinstance(container, Mapping)):
+        return [iter(container.items()), True, {}, None, 0, 0]  # type: ignore[attr-defined]
+    return [iter(container), False, [], None, 0, 0]  # type: ignore[call-overload]
+
+
+def _too_deep() -> None:
+    raise InvalidInput(f"JSON values nest at most {limits.MAX_DEPTH} levels deep")
+
+
+def _too_big() -> None:
+    raise InvalidInput(f"a JSON value has a size of at most {limits.MAX_JSON_SIZE}")
+
 
 def freeze_json(value: object) -> JsonValue:
-    """Validate a JSON value and return its deeply immutable form."""
-    if value is None or isinstance(value, (bool, int, str)):
+    """Validate a JSON value and return its deeply immutable form (``limits`` apply)."""
+    leaf = _leaf(value)
+    if leaf is not _CONTAINER:
+        return leaf  # type: ignore[no-any-return]
+    if type(value) is JsonObject:
         return value
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise InvalidInput(f"JSON numbers must be finite, got {value!r}")
-        return value
-    if isinstance(value, JsonObject):
-        return value
-    if isinstance(value, Mapping):
-        return JsonObject(value)
-    if isinstance(value, (list, tuple)):
-        return tuple(freeze_json(item) for item in value)
-    raise InvalidInput(f"not a JSON value: {type(value).__name__}")
+    return _freeze_tree(value)
 
 
 def thaw_json(value: JsonValue) -> Any:
-    """The plain ``dict``/``list`` form of a frozen JSON value (for encoders)."""
+    """The plain ``dict``/``list`` form of a frozen JSON value (for encoders).
+
+    It recurses, but at most ``limits.MAX_DEPTH`` levels: a frozen value is never deeper.
+    """
     if isinstance(value, JsonObject):
         return {key: thaw_json(item) for key, item in value.items()}
     if isinstance(value, tuple):
@@ -146,7 +301,7 @@ def _sections(value: object) -> tuple[SnapshotSection, ...] | None:
         elif isinstance(item, Mapping) and set(item) == {"name", "text"}:
             sections.append(SnapshotSection(item["name"], item["text"]))
         else:
-            raise InvalidInput(f"a section must be {{name, text}}, got {item!r}")
+            raise InvalidInput(f"a section must be {{name, text}}, got {shown(item)}")
     return tuple(sections)
 
 
@@ -159,14 +314,14 @@ class PluginSource:
     """
 
     kind: ClassVar[Literal["plugin"]] = "plugin"
-    plugin: str = attrs.field(validator=non_empty_text)
+    plugin: str = attrs.field(validator=identifier)
     form: PluginForm | None = attrs.field(default=None)
     sections: tuple[SnapshotSection, ...] | None = attrs.field(default=None, converter=_sections)
     summary: str | None = attrs.field(default=None)
 
     def __attrs_post_init__(self) -> None:
         if self.form is not None and self.form not in PLUGIN_FORMS:
-            raise InvalidInput(f"unknown plugin form {self.form!r}")
+            raise InvalidInput(f"unknown plugin form {shown(self.form)}")
         if (self.form == "snapshot") != (self.sections is not None):
             raise InvalidInput("a plugin source carries sections exactly when form is 'snapshot'")
         if (self.form == "notice") != (self.summary is not None):
@@ -174,6 +329,7 @@ class PluginSource:
         if self.summary is not None:
             if not isinstance(self.summary, str):
                 raise InvalidInput("summary must be a str")
+            limits.scalar_text(self.summary, "summary")
             if self.summary.splitlines() not in ([], [self.summary]):
                 raise InvalidInput("a notice summary must be one line")
             if len(self.summary) > NOTICE_SUMMARY_MAX:
@@ -185,7 +341,8 @@ class PluginSource:
 
 def _round(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-        raise InvalidInput(f"a goal round is an int >= 0, got {value!r}")
+        raise InvalidInput(f"a goal round is an int >= 0, got {shown(value)}")
+    limits.safe_integer(value, "a goal round")
 
 
 @attrs.frozen
@@ -196,7 +353,7 @@ class GoalSource:
     """
 
     kind: ClassVar[Literal["goal"]] = "goal"
-    goal_id: str = attrs.field(validator=non_empty_text)
+    goal_id: str = attrs.field(validator=identifier)
     round: int = attrs.field(validator=_round)
 
 
@@ -205,14 +362,15 @@ class ToolSource:
     """A tool call produced it."""
 
     kind: ClassVar[Literal["tool"]] = "tool"
-    call_id: str = attrs.field(validator=non_empty_text)
+    call_id: str = attrs.field(validator=identifier)
 
 
 def _extension_kind(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, str) or not value:
-        raise InvalidInput(f"an extension kind is a non-empty str, got {value!r}")
+        raise InvalidInput(f"an extension kind is a non-empty str, got {shown(value)}")
+    limits.identifier(value, "an extension kind")
     if value in RESERVED_SOURCE_KINDS:
-        raise InvalidInput(f"{value!r} is a built-in source kind, not an extension")
+        raise InvalidInput(f"{shown(value)} is a built-in source kind, not an extension")
 
 
 def _extension_fields(value: object) -> JsonObject:
@@ -239,10 +397,19 @@ SOURCE_TYPES: Final[tuple[type[Source], ...]] = get_args(Source)
 def _content(value: object) -> tuple[JsonObject, ...]:
     if isinstance(value, str):
         return (JsonObject({"type": "text", "text": value}),)
-    if isinstance(value, (bytes, Mapping)) or not isinstance(value, Sequence):
+    if (
+        type(value) is not list
+        and type(value) is not tuple
+        and (  # the ABC checks cost
+            isinstance(value, (bytes, Mapping)) or not isinstance(value, Sequence)
+        )
+    ):
         raise InvalidInput("content is a str or a sequence of JSON-object blocks")
     blocks = []
     for block in value:
+        if type(block) is dict:
+            blocks.append(JsonObject(block))
+            continue
         if not isinstance(block, Mapping):
             raise InvalidInput(f"a content block is a JSON object, got {type(block).__name__}")
         blocks.append(block if isinstance(block, JsonObject) else JsonObject(block))
@@ -259,12 +426,12 @@ def _metadata(value: object) -> JsonObject | None:
 
 def _source(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, SOURCE_TYPES):
-        raise InvalidInput(f"not a message source: {value!r}")
+        raise InvalidInput(f"not a message source: {shown(value)}")
 
 
 def _role(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if value != "user":
-        raise InvalidInput(f"role is always 'user', got {value!r}")
+        raise InvalidInput(f"role is always 'user', got {shown(value)}")
 
 
 @attrs.frozen(cache_hash=True)
@@ -275,7 +442,7 @@ class UserMessage:
     ``content`` is opaque to the core: a str becomes one text block.
     """
 
-    id: MessageId = attrs.field(validator=non_empty_text)
+    id: MessageId = attrs.field(validator=identifier)
     content: tuple[JsonObject, ...] = attrs.field(converter=_content)
     source: Source = attrs.field(default=UserSource(), validator=_source)
     metadata: JsonObject | None = attrs.field(default=None, converter=_metadata)
@@ -303,7 +470,7 @@ def is_human_prompt(message: UserMessage) -> bool:
 def _messages(value: Sequence[UserMessage]) -> tuple[UserMessage, ...]:
     if type(value) is not tuple:  # a tuple (the common case) skips the ABC checks
         if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Sequence):
-            raise InvalidInput(f"contexts must be a sequence of UserMessage, got {value!r}")
+            raise InvalidInput(f"contexts must be a sequence of UserMessage, got {shown(value)}")
         value = tuple(value)
     for item in value:
         if not isinstance(item, UserMessage):
@@ -338,7 +505,7 @@ _trusted_entry = trusted(Entry)  # an input's fields are checked already (D31)
 def _literal(expected: object) -> Any:
     def check(_inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
         if value != expected or type(value) is not type(expected):
-            raise InvalidInput(f"{attribute.name} must be {expected!r}, got {value!r}")
+            raise InvalidInput(f"{attribute.name} must be {expected!r}, got {shown(value)}")
 
     return check
 

@@ -29,6 +29,7 @@ from typing import Any, Final
 
 import attrs
 
+from inbox_core import limits
 from inbox_core.codec import (
     FOLD_KEYS,
     PROJECTION_KEYS,
@@ -78,6 +79,8 @@ class StepRun:
     state: AgentState
     output: dict[str, Json]
     events: tuple[DurableEvent, ...]
+    message: str = ""
+    """The typed error's message when the command was rejected."""
 
 
 def apply_step(state: AgentState, command: Json) -> StepRun:
@@ -91,7 +94,7 @@ def apply_step(state: AgentState, command: Json) -> StepRun:
     try:
         transition = reduce(state, command_from_json(command))
     except InboxCoreError as error:
-        return StepRun(state, {"error": type(error).__name__}, ())
+        return StepRun(state, {"error": type(error).__name__}, (), str(error))
     return StepRun(
         transition.state,
         {
@@ -188,13 +191,15 @@ class VectorResult:
     steps: int = 0
 
 
-def json_diff(expected: Json, actual: Json) -> str:
+def json_diff(
+    expected: Json,
+    actual: Json,
+    labels: tuple[str, str] = ("expected (vector)", "actual (reference)"),
+) -> str:
     """A unified diff of two JSON values, pretty-printed with sorted keys."""
     left = json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
     right = json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-    lines = difflib.unified_diff(
-        left, right, "expected (vector)", "actual (reference)", lineterm="", n=3
-    )
+    lines = difflib.unified_diff(left, right, *labels, lineterm="", n=3)
     return "\n".join(lines)
 
 
@@ -306,15 +311,16 @@ def vector_files(path: Path) -> list[Path]:
 
 
 def read_vector(path: Path) -> Json:
-    """Parse one vector file (``json.JSONDecodeError``/``OSError`` propagate)."""
-    return json.loads(path.read_text(encoding="utf-8"))
+    """Parse one vector file (``OSError``, ``ValueError`` and, past ``limits``, ``InvalidInput``
+    propagate)."""
+    return limits.parse_json(path.read_text(encoding="utf-8"))
 
 
 def run_vector_file(path: Path) -> VectorResult:
     """Read and run one vector file; unreadable files fail with the reason."""
     try:
         doc = read_vector(path)
-    except (OSError, ValueError) as error:
+    except (OSError, ValueError, InboxCoreError) as error:
         return VectorResult(path.stem, False, f"cannot read {path}: {error}")
     return run_vector(doc)
 

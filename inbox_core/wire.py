@@ -40,7 +40,7 @@ from typing import Any, Final, Generic, TypeVar, get_args
 
 import attrs
 
-from inbox_core.errors import DecodeError
+from inbox_core.errors import DecodeError, shown
 from inbox_core.values import thaw_json
 
 T = TypeVar("T")
@@ -119,7 +119,7 @@ class Int(Scalar):
 
     def checked(self, data: Any, what: str) -> Any:
         if type(data) is not int and (isinstance(data, bool) or not isinstance(data, int)):
-            raise DecodeError(f"{what}: expected an integer, got {data!r}")
+            raise DecodeError(f"{what}: expected an integer, got {shown(data)}")
         return data
 
 
@@ -134,9 +134,9 @@ class Str(Scalar):
 
     def checked(self, data: Any, what: str) -> Any:
         if not isinstance(data, str):
-            raise DecodeError(f"{what}: expected a string, got {data!r}")
+            raise DecodeError(f"{what}: expected a string, got {shown(data)}")
         if not data.startswith(self.prefix):
-            raise DecodeError(f"{what}: {data!r} does not start with {self.prefix!r}")
+            raise DecodeError(f"{what}: {shown(data)} does not start with {self.prefix!r}")
         return data
 
 
@@ -144,7 +144,7 @@ class Str(Scalar):
 class Bool(Scalar):
     def checked(self, data: Any, what: str) -> Any:
         if not isinstance(data, bool):
-            raise DecodeError(f"{what}: expected a boolean, got {data!r}")
+            raise DecodeError(f"{what}: expected a boolean, got {shown(data)}")
         return data
 
 
@@ -156,7 +156,9 @@ class Enum(Scalar):
 
     def checked(self, data: Any, what: str) -> Any:
         if data not in self.values:
-            raise DecodeError(f"{what}: expected one of {', '.join(self.values)}, got {data!r}")
+            raise DecodeError(
+                f"{what}: expected one of {', '.join(self.values)}, got {shown(data)}"
+            )
         return data
 
 
@@ -168,7 +170,7 @@ class Const(Scalar):
 
     def checked(self, data: Any, what: str) -> Any:
         if data != self.value:
-            raise DecodeError(f"{what}: must be {self.value!r}, got {data!r}")
+            raise DecodeError(f"{what}: must be {self.value!r}, got {shown(data)}")
         return data
 
 
@@ -554,7 +556,7 @@ class Tagged(Wire, Generic[T]):
             return encoder(value)
         if self.fallback is not None and isinstance(value, self.fallback.cls):
             return self.fallback.encode(value)
-        raise TypeError(f"not a {self.what}: {value!r}")
+        raise TypeError(f"not a {self.what}: {shown(value)}")
 
     def decode(self, data: object, what: str = "") -> T:
         what = what or self.what
@@ -563,7 +565,7 @@ class Tagged(Wire, Generic[T]):
             obj = closed_object(data, what, required, allowed)
             tag = obj["type"]
             if not isinstance(tag, str):
-                raise DecodeError(f"{what}: type must be a string, got {tag!r}")
+                raise DecodeError(f"{what}: type must be a string, got {shown(tag)}")
             body = obj["data"]
         else:
             if (type(data) is not dict and not isinstance(data, Mapping)) or not isinstance(
@@ -578,7 +580,7 @@ class Tagged(Wire, Generic[T]):
         if self.fallback is not None and tag.startswith(self.fallback.tag.prefix):
             fallback: T = self.fallback.decode(tag, body)
             return fallback
-        raise DecodeError(f"{what}: unknown {self.key} {tag!r}")
+        raise DecodeError(f"{what}: unknown {self.key} {shown(tag)}")
 
     @property
     def encoder(self) -> Callable[[Any], Json] | None:

@@ -28,13 +28,17 @@ import sys
 import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: make ``inbox_core`` importable from the checkout
     sys.path.insert(0, str(ROOT))
 
-from inbox_core import codec, errors  # noqa: E402
+from inbox_core import (  # noqa: E402
+    codec,
+    errors,
+    limits,
+)
 from inbox_core.events import HostRecord  # noqa: E402
 from inbox_core.values import GoalSource  # noqa: E402
 from inbox_core.vectors import (  # noqa: E402
@@ -62,10 +66,16 @@ from inbox_core.wire import (  # noqa: E402
     Wire,
     camel,
 )
-from tools.generated import sync_directory  # noqa: E402
+from tools.generated import replace_between, sync_directory  # noqa: E402
 
 Json = Any
+OPAQUE_LIMITS = (
+    f"limits: nested at most {limits.MAX_DEPTH} levels deep; integers within int64; "
+    f"size (one per value, plus string and key characters) at most {limits.MAX_JSON_SIZE}; "
+    "strings of Unicode scalar values only"
+)
 SCHEMA_DIR = ROOT / "specs" / "schema"
+FORMATS = ROOT / "specs" / "formats.md"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE = "https://inbox-core.invalid/schema/"
 NOT_COMMAND_ERRORS = frozenset({"InboxCoreError", "ReplayError", "LogOwned", "LogFenced"})
@@ -237,12 +247,13 @@ class SchemaFile:
         """The schema of one wire (a reference for records and unions)."""
         if isinstance(wire, Record | Tagged):
             return self.ref(wire)
-        if isinstance(wire, Int):
-            return {"type": "integer"} | ({} if wire.minimum is None else {"minimum": wire.minimum})
+        if isinstance(wire, Int):  # every integer field is exact in every JSON reader
+            low = -limits.MAX_SAFE_INTEGER if wire.minimum is None else wire.minimum
+            return {"type": "integer", "minimum": low, "maximum": limits.MAX_SAFE_INTEGER}
         if isinstance(wire, Str):
             facts = {
                 "minLength": wire.min_length or None,
-                "maxLength": wire.max_length,
+                "maxLength": wire.max_length or limits.MAX_JSON_SIZE,
                 "not": {"pattern": "[\\r\\n]"} if wire.one_line else None,
                 "pattern": f"^{wire.prefix}" if wire.prefix else None,
             }
@@ -253,8 +264,9 @@ class SchemaFile:
             return enum(wire.values)
         if isinstance(wire, Const):
             return {"const": wire.value}
-        if isinstance(wire, Opaque):
-            return {"type": "object"} if wire.object_only else True
+        if isinstance(wire, Opaque):  # JSON Schema cannot say depth or size: a comment does
+            facts = {"$comment": OPAQUE_LIMITS} | ({"type": "object"} if wire.object_only else {})
+            return facts
         if isinstance(wire, Array):
             items = {"type": "array", "items": self.schema(wire.item)}
             return items | ({} if wire.min_items is None else {"minItems": wire.min_items})
@@ -504,13 +516,53 @@ def generate() -> dict[str, str]:
     }
 
 
+LIMIT_DOCS: Final = {
+    "maxDepth": "nesting of one opaque value (content block, metadata, record data, extension"
+    " fields); a scalar is 0 deep, `[]` 1",
+    "maxDocumentDepth": "nesting of a whole document a reader parses (a stored event, a JSON"
+    " Lines line, a vector, a port message); deeper text is refused unparsed",
+    "maxSafeInteger": "turns, steps, rounds, splice coordinates, seqs lie within"
+    " ±maxSafeInteger (2^53 - 1)",
+    "maxJsonInteger": "integers inside opaque values lie within int64: [-maxJsonInteger - 1,"
+    " maxJsonInteger]",
+    "maxJsonSize": "size of one opaque value (one per scalar, array and object, plus the"
+    " characters of its strings and keys); the length of any other string field",
+    "maxIdLength": "characters of a message id, goal id, tool call id, plugin name, extension"
+    " kind or host record type",
+    "maxAgentIdLength": "characters of an agent id (every store; no NUL)",
+}
+
+
+def limits_table() -> str:
+    """The table of ``limits.LIMITS`` that specs/formats.md prints between its markers."""
+    if set(LIMIT_DOCS) != set(limits.LIMITS):
+        raise SchemaError(
+            f"LIMIT_DOCS and limits.LIMITS differ: {sorted(set(LIMIT_DOCS) ^ set(limits.LIMITS))}"
+        )
+    rows = [f"| `{name}` | {value} | {LIMIT_DOCS[name]} |" for name, value in limits.LIMITS.items()]
+    return "\n".join(["| limit | value | what it bounds |", "|---|---|---|", *rows])
+
+
+def sync_formats(check: bool) -> int:
+    """Write (or, with ``check``, compare) the limits table in specs/formats.md."""
+    stored = FORMATS.read_text(encoding="utf-8")
+    fresh = replace_between(stored, "limits", limits_table())
+    if stored == fresh:
+        return 0
+    if check:
+        print(f"stale limits table in {FORMATS}\nrun: python tools/gen_schemas.py")
+        return 1
+    FORMATS.write_text(fresh, encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="fail if stored schemas are stale")
     parser.add_argument("--out", type=Path, default=SCHEMA_DIR, help="output directory")
     args = parser.parse_args(argv)
     files = generate()
-    return sync_directory(
+    schemas = sync_directory(
         args.out,
         files,
         pattern="*.schema.json",
@@ -518,6 +570,7 @@ def main(argv: list[str] | None = None) -> int:
         tool="tools/gen_schemas.py",
         check=args.check,
     )
+    return schemas or sync_formats(args.check)
 
 
 if __name__ == "__main__":

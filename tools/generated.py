@@ -43,3 +43,16 @@ def sync_directory(
             path.write_text(text, encoding="utf-8")
     print(f"wrote {len(files)} {what} to {directory}")
     return 0
+
+
+def replace_between(text: str, marker: str, body: str) -> str:
+    """``text`` with what stands between ``<!-- marker:start -->`` and ``<!-- marker:end -->``
+    replaced by ``body`` (a generated block inside a hand-written document)."""
+    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
+    head, found, rest = text.partition(start)
+    if not found:
+        raise SystemExit(f"marker {start} not found")
+    _old, found, tail = rest.partition(end)
+    if not found:
+        raise SystemExit(f"marker {end} not found")
+    return f"{head}{start}\n{body}\n{end}{tail}"

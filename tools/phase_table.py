@@ -27,6 +27,7 @@ sys.path.insert(0, str(ROOT))
 from inbox_core.guards import EXPECTATIONS  # noqa: E402
 from inbox_core.reducer import TRANSITIONS  # noqa: E402
 from inbox_core.state import STATUS_OF  # noqa: E402
+from tools.generated import replace_between  # noqa: E402
 
 SPEC = ROOT / "specs" / "spec.md"
 README = ROOT / "README.md"
@@ -106,23 +107,12 @@ def expectations() -> str:
     return "\n".join(lines)
 
 
-def _replace(text: str, marker: str, body: str) -> str:
-    start, end = f"<!-- {marker}:start -->", f"<!-- {marker}:end -->"
-    head, found, rest = text.partition(start)
-    if not found:
-        raise SystemExit(f"marker {start} not found")
-    _old, found, tail = rest.partition(end)
-    if not found:
-        raise SystemExit(f"marker {end} not found")
-    return f"{head}{start}\n{body}\n{end}{tail}"
-
-
 def render() -> dict[Path, str]:
     spec = SPEC.read_text(encoding="utf-8")
-    spec = _replace(spec, "phase-diagram", diagram())
-    spec = _replace(spec, "phase-table", table())
-    spec = _replace(spec, "expect-table", expectations())
-    readme = _replace(README.read_text(encoding="utf-8"), "phase-diagram", diagram())
+    spec = replace_between(spec, "phase-diagram", diagram())
+    spec = replace_between(spec, "phase-table", table())
+    spec = replace_between(spec, "expect-table", expectations())
+    readme = replace_between(README.read_text(encoding="utf-8"), "phase-diagram", diagram())
     return {SPEC: spec, README: readme}
 
 

@@ -1,11 +1,12 @@
-"""The ``inbox-core`` command line: ``demo``, ``replay``, ``vectors`` and ``fuzz``.
+"""The ``inbox-core`` command line: ``demo``, ``replay``, ``vectors``, ``fuzz`` and ``conform``.
 
 ``main(argv)`` parses the arguments, runs one subcommand and returns the exit
 status (0 success, 1 failure or invalid input, 2 usage error); it writes to
 ``sys.stdout``/``sys.stderr`` only. The console script ``inbox-core`` and
 ``python -m inbox_core`` call it. Standard library only: ``demo`` uses the
 asyncio shell (``inbox_core.shell``), ``fuzz`` the Hypothesis suite of
-``inbox_core.testing`` (a development dependency).
+``inbox_core.testing`` (a development dependency), ``conform`` a port as a
+child process (``inbox_core.port``; its random runs need Hypothesis too).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Final, Protocol, cast
 
+from inbox_core.cli.conform import run_conform
 from inbox_core.cli.demo import run_demo
 from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, out
 from inbox_core.cli.replay import run_replay
@@ -33,8 +35,12 @@ def _default_vectors() -> Path:
     return PACKAGE_ROOT / DEFAULT_VECTORS
 
 
+def _vectors_dir(given: str | None) -> Path:
+    return Path(given) if given is not None else _default_vectors()
+
+
 def _cmd_vectors(args: argparse.Namespace) -> int:
-    path = Path(args.dir) if args.dir is not None else _default_vectors()
+    path = _vectors_dir(args.dir)
     if not path.exists():
         err(f"inbox-core vectors: no such file or directory: {path}")
         return EXIT_FAILURE
@@ -123,14 +129,17 @@ inbox-core: the reference implementation of agent input delivery.
 A pure reducer decides where each user-role input waits (next-turn or
 next-step), when it enters the model, what the durable log records and what
 is announced live. These commands run it: a scripted demo on the SQLite log,
-a log validator, the conformance vectors, and the invariant fuzzer.
+a log validator, the conformance vectors, the invariant fuzzer, and the
+conformance kit that checks a port in any language against the reference.
 """
 
 EPILOG: Final = """\
 exit status:
   0  success
-  1  failure: invalid log, failing vector, invariant violation, missing tool
-  2  usage error (unknown command, bad or missing arguments)
+  1  failure: invalid log, failing vector, invariant violation, a port that
+     differs from the reference, missing tool
+  2  usage error (unknown command, bad or missing arguments); for conform
+     also a port that breaks the protocol (exits, hangs, malformed answers)
 
 examples:
   inbox-core demo
@@ -138,6 +147,7 @@ examples:
   inbox-core replay session.db
   inbox-core vectors specs/vectors
   inbox-core fuzz --examples 200 --seed 7
+  inbox-core conform --port "node examples/port_js/port.js"
 
 run 'inbox-core COMMAND --help' for the details of one command.
 """
@@ -210,6 +220,30 @@ examples:
   inbox-core fuzz --examples 200 --seed 7
   inbox-core fuzz --examples 50 --seed 1 --steps 100""",
     ),
+    "conform": (
+        "check a port in any language against the reference",
+        """\
+Start the port CMD (a program speaking the JSON Lines protocol of
+specs/ports.md on its standard input and output), shake hands, and run
+every conformance vector of the parts it declares through it; then play N
+random runs (sends of every intent with contexts and expectations, edits,
+cancels both ways, dispose, host answers with records, maintenance, and
+crashes as a reload of the log then Resume) on the port and on the
+reference at once, comparing each step's durable events, notifications or
+error name and the projection after it, then the fates, transcript and goal
+rounds of the log. On a divergence the run is shrunk to a short one, both
+sides are printed as a diff, and the run is written as a vector file the
+port can keep in its own suite. Exit 0: the port agrees; 1: it differs; 2:
+it broke the protocol (it exited, stayed silent past --timeout, or answered
+malformed JSON), with a one-line reason and the end of its standard error.
+The same seed replays the same runs.""",
+        """\
+examples:
+  inbox-core conform --port "python -m inbox_core.port"          # the reference itself
+  inbox-core conform --port "node examples/port_js/port.js" --examples 500
+  inbox-core conform --port ./my-port --examples 0               # the vectors only
+  inbox-core conform --port ./my-port --seed 7 --steps 30 --json""",
+    ),
 }
 
 
@@ -220,6 +254,23 @@ def _positive(text: str) -> int:
         raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be >= 1, got {value}")
+    return value
+
+
+def _count(text: str) -> int:
+    value = _integer(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be >= 0, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
     return value
 
 
@@ -293,6 +344,47 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="K",
         help="maximum commands per sequence (default 50)",
     )
+
+    conform = command("conform", lambda args: run_conform(args, _vectors_dir(args.vectors)))
+    conform.add_argument(
+        "--port", required=True, metavar="CMD", help="the command that starts the port"
+    )
+    conform.add_argument(
+        "--vectors",
+        metavar="DIR",
+        help="a directory of *.json vectors, or one file (default: specs/vectors)",
+    )
+    conform.add_argument(
+        "--examples",
+        type=_count,
+        default=200,
+        metavar="N",
+        help="number of random runs after the vectors; 0 for none (default 200)",
+    )
+    conform.add_argument(
+        "--seed", type=_integer, default=0, metavar="S", help="random seed (default 0)"
+    )
+    conform.add_argument(
+        "--steps",
+        type=_positive,
+        default=20,
+        metavar="K",
+        help="maximum steps per run (default 20)",
+    )
+    conform.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=10.0,
+        metavar="T",
+        help="seconds the port may take to answer one request (default 10)",
+    )
+    conform.add_argument(
+        "--save",
+        metavar="DIR",
+        default="conform-failures",
+        help="where a divergent run is written as a vector (default: conform-failures)",
+    )
+    conform.add_argument("--json", action="store_true", help="print one JSON summary at the end")
     return parser
 
 

@@ -22,11 +22,11 @@ never interleave; ``release()`` gives it back. ``PostgresLog`` lives in
 
 from __future__ import annotations
 
-import json
 import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from typing import Any, Protocol
 
+from inbox_core import limits
 from inbox_core.codec import event_from_json, event_to_json
 from inbox_core.errors import InboxCoreError, LogFenced, LogOwned, ReplayError
 from inbox_core.events import DurableEvent
@@ -192,7 +192,7 @@ class MemoryLog:
 
 
 def _dumps(document: Any) -> str:
-    return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    return limits.dump_json(document)
 
 
 def encode_event(event: DurableEvent) -> str:
@@ -205,7 +205,9 @@ def decode_record(seq: int, text: object) -> DurableEvent:
     if not isinstance(text, str):
         raise CorruptLog(seq, f"stored event is not text: {type(text).__name__}")
     try:
-        document = json.loads(text)
+        document = limits.parse_json(text)
+    except InboxCoreError as error:  # past limits.MAX_DOCUMENT_DEPTH (an InvalidInput)
+        raise CorruptLog(seq, f"stored event: {error}") from None
     except ValueError as error:
         raise CorruptLog(seq, f"stored event is not JSON: {error}") from None
     try:
@@ -250,11 +252,13 @@ def iter_json_lines(text: str) -> Iterator[DurableEvent]:
     The first bad line raises ``CorruptLog`` naming its seq and its line number.
     """
     seq = 0
-    for number, line in enumerate(text.splitlines(), 1):
+    for number, line in enumerate(text.split("\n"), 1):  # "\n" only: see limits.LINE_BREAKS
         if not line.strip():
             continue
         try:
-            document = json.loads(line)
+            document = limits.parse_json(line)
+        except InboxCoreError as error:  # past limits.MAX_DOCUMENT_DEPTH (an InvalidInput)
+            raise CorruptLog(seq, f"line {number}: {error}") from None
         except ValueError as error:
             raise CorruptLog(seq, f"line {number} is not JSON: {error}") from None
         if isinstance(document, dict) and "seq" in document:

@@ -18,7 +18,17 @@ What is here
   (BeginMaintenance included, sends, moves and cancels sometimes guarded),
   ``host_records`` (R30), ``host_reports`` (mostly stale or wrong-phase: they
   carry arbitrary turn and step numbers, records, and EndMaintenance) and
-  ``commands``.
+  ``commands``. Message text and JSON include storable oddities (U+2028,
+  U+2029, U+0085, NUL, astral characters, the int64 bounds).
+* **Hostile input** (module ``hostile``, issue 17): ``storable_strings``,
+  ``storable_json`` (inside every ``inbox_core.limits`` bound, however odd),
+  ``hostile_json`` (breaks one limit somewhere: too deep, an integer past
+  int64, a lone surrogate, a non-finite float, a non-str key, a non-JSON
+  object; drawn as ``Hostile(value)``, whose repr is safe to print),
+  ``hostile_strings`` and ``hostile_documents`` (forged stored texts), and
+  ``nested(depth)``. The machine's ``hostile_input`` rule checks that
+  constructors refuse the first with ``InvalidInput`` and readers the last
+  with ``CorruptLog``; its crash rule reads the log back through JSON Lines.
 * **Invariant checker** for the invariants I1-I12 of the brief (v2) and the
   v2 rules that are not numbered invariants. Every check raises
   ``InvariantViolation`` (an ``AssertionError``) whose ``invariant``
@@ -120,6 +130,15 @@ from inbox_core.testing.checks import (
 )
 from inbox_core.testing.fuzz import FuzzSummary, describe_failure, run_fuzz, run_machine
 from inbox_core.testing.harness import FRESH
+from inbox_core.testing.hostile import (
+    Hostile,
+    hostile_documents,
+    hostile_json,
+    hostile_strings,
+    nested,
+    storable_json,
+    storable_strings,
+)
 from inbox_core.testing.machine import InboxMachine
 from inbox_core.testing.oracle import NaiveInbox, answers, items_of, waiting_of
 from inbox_core.testing.recovery import (
@@ -149,6 +168,7 @@ __all__ = [
     "DEFAULT_ID_POOL",
     "FRESH",
     "FuzzSummary",
+    "Hostile",
     "InboxMachine",
     "InvariantViolation",
     "LogChecker",
@@ -171,20 +191,26 @@ __all__ = [
     "check_unique_ids",
     "check_well_formed",
     "commands",
-    "describe_failure",
     "decisions",
+    "describe_failure",
     "entries",
     "expectations",
     "host_records",
     "host_reports",
+    "hostile_documents",
+    "hostile_json",
+    "hostile_strings",
     "items_of",
     "message_ids",
     "messages",
+    "nested",
     "outcomes",
     "rebuilt",
     "resolved_inputs",
     "run_fuzz",
     "run_machine",
     "sources",
+    "storable_json",
+    "storable_strings",
     "waiting_of",
 ]

@@ -27,6 +27,7 @@ from inbox_core import (
     reduce,
     replay,
 )
+from inbox_core.shell.logs import from_json_lines, to_json_lines
 from inbox_core.testing.checks import (
     InvariantViolation,
     LogChecker,
@@ -213,6 +214,10 @@ class MachineHarness(RuleBasedStateMachine):
         when the prefix left a turn open or waking work idle (D8).
         """
         prefix = self.durable[:cut]
+        stored = from_json_lines(to_json_lines(prefix))  # the new process reads it back
+        if stored != prefix:
+            self._found.setdefault("I5", _fail("I5", "the log does not survive JSON Lines"))
+            return
         try:
             self.resume_after(prefix)
             replayed = self.replay_log(prefix)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from typing import Final
 
 import attrs
@@ -54,12 +55,15 @@ from inbox_core import (
     UnexpectedReport,
     UserCause,
     UserMessage,
+    create_user_message,
     followup,
     inject,
     queue,
     steer,
 )
+from inbox_core.shell.logs import CorruptLog, decode_record
 from inbox_core.testing.harness import FRESH, MachineHarness
+from inbox_core.testing.hostile import Hostile, hostile_documents, hostile_json
 from inbox_core.testing.oracle import answers
 from inbox_core.testing.strategies import (
     _WORDS,
@@ -278,6 +282,24 @@ class InboxMachine(MachineHarness):
         """Dispose (only one draw in four does, so that runs do not end early)."""
         if not skip:
             self.execute(Dispose())
+
+    @rule(value=hostile_json(), text=hostile_documents())
+    def hostile_input(self, value: Hostile, text: str) -> None:
+        """Issue 17: a hostile value is refused where a message or a record is built, and a
+        forged stored record is CorruptLog; neither touches the agent."""
+        before = self.state
+        for build in (
+            lambda: create_user_message([{"type": "x", "v": value.value}]),
+            lambda: HostRecord("host/x", value.value),
+        ):
+            try:
+                build()
+            except InvalidInput:
+                continue
+            raise AssertionError(f"accepted a hostile value: {value!r}")
+        with contextlib.suppress(CorruptLog):  # or it decodes: some texts are valid records
+            decode_record(0, text)
+        assert self.state is before
 
     @rule(command=commands())
     def any_command(self, command: Command) -> None:

@@ -67,8 +67,16 @@ DEFAULT_ID_POOL: Final[tuple[MessageId, ...]] = tuple(f"m{i}" for i in range(10)
 """The MessageIds the strategies draw from: small, so duplicates (R4) happen."""
 
 _WORDS: Final = st.sampled_from(["", "a", "go", "hi", "ok?"])
+_ODD_WORDS: Final = st.sampled_from(["é", "a\u2028b", "c\u2029", "\x85", "😀", "n\x00l", "\r\n"])
+"""Storable text that naive line readers and encoders mishandle (issue 17; ``hostile``)."""
+_TEXTS: Final = st.one_of(_WORDS, _ODD_WORDS)
 _JSON_SCALARS: Final = st.one_of(
-    st.none(), st.booleans(), st.integers(-3, 3), st.floats(-2, 2, allow_nan=False), _WORDS
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from([2**63 - 1, -(2**63)]),
+    st.floats(-2, 2, allow_nan=False),
+    _TEXTS,
 )
 
 
@@ -114,10 +122,10 @@ def sources() -> st.SearchStrategy[Source]:
 
 def _contents() -> st.SearchStrategy[str | list[dict[str, object]]]:
     blocks = st.one_of(
-        st.builds(lambda text: {"type": "text", "text": text}, _WORDS),
+        st.builds(lambda text: {"type": "text", "text": text}, _TEXTS),
         st.builds(lambda data: {"type": "image", "data": data}, _json_objects()),
     )
-    return st.one_of(_WORDS, st.lists(blocks, max_size=2))
+    return st.one_of(_TEXTS, st.lists(blocks, max_size=2))
 
 
 def messages(

@@ -1,0 +1,89 @@
+"""Hostile values at the shell (issue 17 items 1 and 7): a refused value changes nothing,
+an agent is never bricked, and a host's bad record is the host's error (R33, R26, I11)."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+
+from inbox_core import (
+    Completed,
+    HostRecord,
+    InvalidInput,
+    UserMessage,
+    create_user_message,
+    limits,
+)
+from inbox_core.shell import LoopAgent, Recorded, SqliteLog
+from inbox_core.testing.hostile import nested
+
+from .support import ScriptedHost, check_invariants, msg, run_async, turn_ends
+
+
+def test_item1_a_330_deep_message_is_refused_and_the_agent_reopens(tmp_path: Path) -> None:
+    """Issue 17 item 1: the 330-deep content of the report is InvalidInput before anything is
+    written; the agent (reopened on the same file, also deep in a stack) reads its log."""
+    path = tmp_path / "a.db"
+
+    async def first() -> None:
+        agent = LoopAgent(ScriptedHost(), log=SqliteLog(path, agent_id="alice"))
+        agent.queue(UserMessage("ok", "kept"))
+        before = len(agent.log.read())  # type: ignore[union-attr]
+        with pytest.raises(InvalidInput, match="levels deep"):
+            agent.queue(create_user_message([{"type": "x", "v": nested(330)}]))
+        assert len(agent.log.read()) == before  # type: ignore[union-attr]
+        await agent.detach()
+
+    asyncio.run(first())
+
+    def reopen(depth: int) -> list[str]:
+        if depth:
+            return reopen(depth - 1)
+
+        async def again() -> list[str]:
+            agent = LoopAgent(ScriptedHost(), log=SqliteLog(path, agent_id="alice"))
+            ids = [entry.message.id for entry in agent.inbox.next_turn]
+            await agent.detach()
+            return ids
+
+        return asyncio.run(again())
+
+    assert reopen(0) == ["ok"]
+    assert reopen(800) == ["ok"]
+
+
+@run_async
+async def test_item7_a_record_with_a_truncated_emoji_fails_the_step_not_the_driver() -> None:
+    """Issue 17 item 7, R33: a host that builds a record from half an emoji gets InvalidInput
+    in its own hook, so the turn ends error with that code and the driver goes on."""
+    host = ScriptedHost()
+    agent = LoopAgent(host)
+    agent.followup(msg("f1"))
+    agent.followup(msg("f2"))
+    (await host.next("pre_step")).enter()
+    step = await host.next("run_step")
+    try:
+        Recorded(Completed(), [HostRecord("host/reply", {"text": "hello \ud83d"})])
+    except InvalidInput as error:
+        step.fail(error)
+    else:  # pragma: no cover - the record must be refused
+        pytest.fail("a lone surrogate was accepted")
+    assert await host.complete_turn() == ["f2"]
+    await agent.when_idle()
+    (turn, reason), _second = turn_ends(agent)
+    assert turn == 1
+    assert reason["kind"] == "error"
+    assert reason["error"]["code"] == "InvalidInput"  # type: ignore[index]
+    check_invariants(agent)
+
+
+@pytest.mark.parametrize("agent_id", ["\ud800", "a" * (limits.MAX_AGENT_ID_LENGTH + 1), "a\x00b"])
+def test_item7_bad_agent_ids_are_refused_when_the_log_is_built(
+    tmp_path: Path, agent_id: str
+) -> None:
+    """Issue 17 items 7 and 12: the same agent-id limits on every store, at construction."""
+    with pytest.raises(InvalidInput):
+        SqliteLog(tmp_path / "x.db", agent_id=agent_id)
+    assert not (tmp_path / "x.db").exists()
