@@ -24,7 +24,7 @@ import attrs
 from inbox_core import limits
 from inbox_core.codec import command_from_json, command_to_json
 from inbox_core.commands import Cancel, Clear, Command, Move, Remove, Replace, Send, Splice
-from inbox_core.errors import InboxCoreError, InvalidInput
+from inbox_core.errors import DecodeError, InboxCoreError, InvalidInput
 from inbox_core.events import DurableEvent
 
 __all__ = [
@@ -133,18 +133,18 @@ def encode_post(command: object) -> str:
 
 
 def decode_post(text: object) -> Command:
-    """The command of a stored post; ``InvalidInput`` (or ``NotPostable``) saying why not.
+    """The command of a stored post; ``DecodeError`` (or ``NotPostable``) saying why not.
 
     Rows are written by any producer, in any language: nothing here trusts them.
     """
     if not isinstance(text, str):
-        raise InvalidInput(f"the post's command is not text but {type(text).__name__}")
+        raise DecodeError(f"the post's command is not text but {type(text).__name__}")
     try:
         document = json.loads(text)
     except ValueError as error:
-        raise InvalidInput(f"the post's command is not JSON: {error}") from None
+        raise DecodeError(f"the post's command is not JSON: {error}") from None
     except RecursionError:
-        raise InvalidInput("the post's command is nested too deeply") from None
+        raise DecodeError("the post's command is nested too deeply") from None
     command = command_from_json(document)
     if not isinstance(command, POSTABLE_TYPES):
         raise NotPostable(_not_postable(command))

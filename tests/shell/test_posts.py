@@ -186,8 +186,8 @@ def test_r35_rejected_posts_record_the_error_and_leave_the_log_untouched(store: 
         host = ScriptedHost()
         loop_agent = LoopAgent(host, log=store.log(agent))
         queued = msg("queued")
-        loop_agent.queue(queued)
         loop_agent.followup(msg("run"))
+        loop_agent.queue(queued)  # pending in next-turn while turn 1 runs (R32)
         call = await host.next("pre_step")
         before = log_json(loop_agent.log.read())
         state = loop_agent.state
@@ -204,8 +204,10 @@ def test_r35_rejected_posts_record_the_error_and_leave_the_log_untouched(store: 
         (await host.next("run_step")).answer(Completed())
         (await host.next("turn_stopping")).answer()
         await loop_agent.when_idle()
-        late = store.post(agent, steer(msg("late")))  # idle: no live turn
-        outcome = await store.wait(late, timeout=5)
+        later = msg("later")
+        loop_agent.queue(later)
+        promote = store.post(agent, Move(later.id, "next-step"))  # idle: no live turn (R8)
+        outcome = await store.wait(promote, timeout=5)
         assert outcome == PostRejected("SteerUnavailable", outcome.message)
         await loop_agent.aclose()
 
@@ -227,7 +229,7 @@ def test_r35_a_malformed_row_is_rejected_with_a_reason_and_the_agent_keeps_servi
         agent,
     )
     assert [row[0] for row in rows] == ["rejected"] * 5 + ["applied"]
-    assert [row[1] for row in rows[:5]] == ["InvalidInput", "NotPostable"] + ["InvalidInput"] * 3
+    assert [row[1] for row in rows[:5]] == ["DecodeError", "NotPostable"] + ["DecodeError"] * 3
     assert "not JSON" in rows[0][2] and "Dispose" in rows[1][2]
     assert [e["type"] for e in log_json(store.log(agent).read())].count("user/message") == 1
 
