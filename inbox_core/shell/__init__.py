@@ -7,8 +7,9 @@ hooks, and a durable ``EventLog`` (``MemoryLog``, ``SqliteLog``,
 ``PostgresLog``) that a new agent acquires, replays and resumes. One writer
 per agent log, enforced by the store (R29): ``LogOwned``, ``LogFenced``,
 ``detach()``. Delivery from any process (R35, R36): ``SqliteStore``,
-``PostgresStore``, ``Receipt`` and the post outcomes. Only this package imports asyncio, sqlite3, psycopg or
-logging; the core stays pure. See specs/shell.md.
+``PostgresStore``, ``Receipt`` and the post outcomes. Only this package
+imports asyncio, sqlite3, psycopg or logging; the core stays pure. See
+specs/shell.md.
 """
 
 from inbox_core.errors import LogFenced, LogOwned

@@ -513,7 +513,9 @@ class LoopAgent:
         self._ensure_driver()
         self._deliver()
 
-    def _record_posts(self, transitions: Sequence[Transition], consumed: Sequence[Consumed]) -> None:
+    def _record_posts(
+        self, transitions: Sequence[Transition], consumed: Sequence[Consumed]
+    ) -> None:
         """Posts (R35): one append holds every applied command's events and every post's
         outcome, then each command commits in order, as ``_record`` would."""
         self._check_attached()

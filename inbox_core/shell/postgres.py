@@ -424,9 +424,11 @@ class PostgresLog:
     def pending_posts(self, limit: int) -> list[PendingPost]:
         """The agent's oldest unconsumed posts (R35), by ``post_id``; needs no ownership."""
         with self._errors("read posts"):
-            rows = self._connection().execute(
-                _PENDING, {"agent": self._agent_id, "limit": limit}
-            ).fetchall()
+            rows = (
+                self._connection()
+                .execute(_PENDING, {"agent": self._agent_id, "limit": limit})
+                .fetchall()
+            )
         return [PendingPost(int(post_id), command) for post_id, command in rows]
 
     def post_wake(self) -> PgWake:

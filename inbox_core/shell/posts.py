@@ -289,7 +289,8 @@ BEGIN
     RETURN NULL;
 END $$""",
     f"CREATE OR REPLACE TRIGGER inbox_core_posted AFTER INSERT ON {PG_POSTS} "
-    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT EXECUTE FUNCTION inbox_core_notify('post')",
+    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
+    "EXECUTE FUNCTION inbox_core_notify('post')",
     f"CREATE OR REPLACE TRIGGER inbox_core_decided AFTER UPDATE ON {PG_POSTS} "
     "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
     "EXECUTE FUNCTION inbox_core_notify('outcome')",

@@ -38,6 +38,7 @@ from typing import Any, Final, Literal, TypeVar
 from inbox_core import limits
 from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
 from inbox_core.events import DurableEvent
+from inbox_core.shell import sqlite_posts
 from inbox_core.shell.logs import (
     CorruptLog,
     IncompatibleLog,
@@ -47,7 +48,6 @@ from inbox_core.shell.logs import (
     fenced,
     iter_rows,
 )
-from inbox_core.shell import sqlite_posts
 from inbox_core.shell.owners import OwnerFile, drop_lock, take_lock
 from inbox_core.shell.posts import Consumed, PendingPost
 from inbox_core.shell.wakes import SqliteWake, data_version, sqlite_bell
@@ -120,18 +120,26 @@ def _timeout(value: object) -> float:
 
 
 def _check_header(path: str) -> None:
-    """``IncompatibleLog`` for a non-empty file that does not start as an SQLite database.
+    """``IncompatibleLog`` for a non-empty file too short to be an SQLite database.
 
-    SQLite itself would take a file shorter than its header for an empty
-    database, and overwrite it.
+    SQLite itself would take such a file for an empty database and overwrite
+    it; a longer file that is no database is refused by SQLite when it is
+    read. The file is only ``stat``-ed, never opened: closing any descriptor
+    of a database file drops every POSIX lock the process holds on it, and
+    SQLite's locks are how a closing connection in another process knows it
+    is not the last one (else it checkpoints and deletes the -wal file while
+    this process still writes to it).
     """
     try:
-        with open(path, "rb") as file:
-            head = file.read(len(SQLITE_HEADER))
+        size = os.stat(path).st_size
     except OSError:
         return  # a new file, or one SQLite fails to open, saying why
-    if head and head != SQLITE_HEADER:
+    if 0 < size < _SMALLEST_DATABASE:
         raise IncompatibleLog(path, "not an SQLite database")
+
+
+_SMALLEST_DATABASE: Final = 512
+"""Bytes: one page of the smallest page size; no SQLite database file is shorter."""
 
 
 # --------------------------------------------------------------------- errors

@@ -92,9 +92,7 @@ def parse_store(spec: object) -> tuple[str, str]:
             return "sqlite", path
         if spec.startswith(("postgresql://", "postgres://")):
             return "postgresql", spec
-    raise InvalidInput(
-        f"a store is sqlite:PATH or a postgresql://... URL, got {spec!r:.80}"
-    )
+    raise InvalidInput(f"a store is sqlite:PATH or a postgresql://... URL, got {spec!r:.80}")
 
 
 def open_store(spec: str) -> SqliteStore | PostgresStore:
@@ -265,7 +263,10 @@ class SqliteStore(_Store):
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 
@@ -304,7 +305,7 @@ class PostgresStore(_Store):
     def __init__(self, conninfo: str) -> None:
         from inbox_core.shell.postgres import _connection_source  # noqa: PLC0415 - optional
 
-        source, shared = _connection_source(conninfo)
+        source, _ = _connection_source(conninfo)
         if source is None:
             raise InvalidInput("PostgresStore takes a libpq connection string")
         self._conninfo = source
@@ -400,7 +401,10 @@ class PostgresStore(_Store):
         return self
 
     def __exit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.close()
 

@@ -42,11 +42,9 @@ from inbox_core.shell import (
 )
 from inbox_core.shell.stores import open_store, parse_store
 
-from .posts_support import (  # noqa: F401 - backend, store: fixtures
+from .posts_support import (
     AnyStore,
     agent_name,
-    backend,
-    store,
     execute,
     fate_kinds,
     post_rows,
@@ -54,7 +52,6 @@ from .posts_support import (  # noqa: F401 - backend, store: fixtures
     until,
 )
 from .support import ScriptedHost, log_json, msg, run_async, text_of
-
 
 # ------------------------------------------------------------------- posting
 
@@ -128,7 +125,9 @@ def test_r35_every_postable_command_round_trips_with_its_expectation(store: AnyS
     from inbox_core.shell.posts import decode_post
 
     texts = execute(
-        store, f"SELECT command FROM {posts_table(store)} WHERE agent_id = %s ORDER BY post_id", agent
+        store,
+        f"SELECT command FROM {posts_table(store)} WHERE agent_id = %s ORDER BY post_id",
+        agent,
     )
     assert [decode_post(text) for (text,) in texts] == commands
 
@@ -171,12 +170,14 @@ def test_r35_same_key_before_and_after_applied_is_one_receipt_one_application(
     assert post_rows(store, agent) == 1
     assert _serve_and_wait(store, agent, [first]) == [PostApplied()]
     again = store.post(agent, followup(msg("other")), key="k-1")  # after: still the first
-    assert again == first and store.outcome(again) == PostApplied()
+    assert again == first
+    assert store.outcome(again) == PostApplied()
     other = store.post(agent, followup(msg("two")), key="k-2")
     assert other != first
     assert post_rows(store, agent) == 2
     kinds = fate_kinds(store.log(agent))
-    assert list(kinds.values()) == ["AdmittedFate"] and str(m.id) in kinds
+    assert list(kinds.values()) == ["AdmittedFate"]
+    assert str(m.id) in kinds
 
 
 def test_r35_rejected_posts_record_the_error_and_leave_the_log_untouched(store: AnyStore) -> None:
@@ -199,7 +200,8 @@ def test_r35_rejected_posts_record_the_error_and_leave_the_log_untouched(store: 
         outcomes = [await store.wait(r, timeout=5) for r in rejected]
         assert [o.error for o in outcomes] == ["DuplicateMessageId", "AgentBusy", "TurnMismatch"]
         assert all(isinstance(o, PostRejected) and o.message for o in outcomes)
-        assert log_json(loop_agent.log.read()) == before and loop_agent.state == state
+        assert log_json(loop_agent.log.read()) == before
+        assert loop_agent.state == state
         call.enter()
         (await host.next("run_step")).answer(Completed())
         (await host.next("turn_stopping")).answer()
@@ -230,7 +232,8 @@ def test_r35_a_malformed_row_is_rejected_with_a_reason_and_the_agent_keeps_servi
     )
     assert [row[0] for row in rows] == ["rejected"] * 5 + ["applied"]
     assert [row[1] for row in rows[:5]] == ["DecodeError", "NotPostable"] + ["DecodeError"] * 3
-    assert "not JSON" in rows[0][2] and "Dispose" in rows[1][2]
+    assert "not JSON" in rows[0][2]
+    assert "Dispose" in rows[1][2]
     assert [e["type"] for e in log_json(store.log(agent).read())].count("user/message") == 1
 
 
@@ -324,7 +327,8 @@ def test_r35_a_failed_consuming_transaction_leaves_the_post_pending_and_the_log_
         receipt = store.post(agent, followup(msg("m")))
         await asyncio.sleep(0.2)
         assert store.outcome(receipt) == PostPending()
-        assert loop_agent.log.read() == [] and loop_agent.status == "idle"
+        assert loop_agent.log.read() == []
+        assert loop_agent.status == "idle"
         execute(store, "DROP TRIGGER refuse")
         assert await store.wait(receipt, timeout=5) == PostApplied()  # the server retried
         await loop_agent.aclose()

@@ -10,7 +10,6 @@ import random
 import shutil
 import subprocess
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -19,14 +18,12 @@ from inbox_core import InboxSpliced, MessageAdmitted, fates
 from inbox_core.shell import LogUnavailable, LoopAgent, PostApplied, PostgresStore, SqliteStore
 from inbox_core.shell.posts import PG_POSTS, SQLITE_POSTS
 
-from .posts_support import (  # noqa: F401 - backend: a fixture
+from .posts_support import (
     AnyStore,
     agent_name,
-    backend,
     child,
     execute,
     expect_line,
-    pg_url,
     posts_table,
     until,
 )
@@ -88,7 +85,12 @@ def _check_each_posters_order(texts: list[str], posters: int, per_poster: int) -
 
 
 def _kill_owner_while_posting(
-    backend: tuple[AnyStore, str], *, posters: int, per_poster: int, kills: int, seed: int,
+    backend: tuple[AnyStore, str],
+    *,
+    posters: int,
+    per_poster: int,
+    kills: int,
+    seed: int,
     mode: str = "post",
 ) -> list[Any]:
     store, spec = backend
