@@ -467,11 +467,28 @@ def test_r35_concurrent_threads_posting_get_one_order_that_keeps_each_posters_or
         ("postgres://h/d", ("postgresql", "postgres://h/d")),
     ],
 )
-def test_r37_store_form_parses(spec: str, parsed: tuple[str, str]) -> None:
+def test_r35_store_form_parses(spec: str, parsed: tuple[str, str]) -> None:
     assert parse_store(spec) == parsed
 
 
 @pytest.mark.parametrize("spec", ["", "agents.db", "sqlite:", "mysql://x", None])
-def test_r37_store_form_refuses_anything_else(spec: Any) -> None:
+def test_r35_store_form_refuses_anything_else(spec: Any) -> None:
     with pytest.raises(InvalidInput):
         parse_store(spec)
+
+
+# ------------------------------------------------------------ the documented table
+
+
+def test_r35_specs_shell_md_documents_the_exact_table_and_insert() -> None:
+    """specs/shell.md section 12 shows the statements a producer in another language runs:
+    they are the ones the stores execute (inbox_core/shell/posts.py, their one source)."""
+    from pathlib import Path
+
+    from inbox_core.shell import posts
+
+    text = (Path(__file__).resolve().parents[2] / "specs" / "shell.md").read_text()
+    for statement in (*posts.SQLITE_DDL, *posts.PG_DDL, posts.SQLITE_INSERT):
+        assert statement + ("" if statement is posts.SQLITE_INSERT else ";") in text, statement
+    documented_pg = posts.PG_INSERT.replace("%(agent)s", "$1").replace("%(command)s", "$2")
+    assert documented_pg.replace("%(key)s", "$3") in text
