@@ -54,7 +54,7 @@ from inbox_core.errors import InvalidInput, LogOwned
 from inbox_core.events import DurableEvent
 from inbox_core.shell.logs import LogUnavailable, decode_rows, encode_event, fenced
 from inbox_core.shell.posts import PG_DDL, PG_POSTS, Consumed, PendingPost
-from inbox_core.shell.wakes import PgListener, PgWake
+from inbox_core.shell.wakes import PgWake, pg_listener
 
 if TYPE_CHECKING:
     import psycopg
@@ -262,7 +262,6 @@ class PostgresLog:
         self._token: str | None = None
         self._next = 0
         self._closed = False
-        self._listener: PgListener | None = None
         with self._errors("connect"):
             self._connection()
 
@@ -434,12 +433,10 @@ class PostgresLog:
     def post_wake(self) -> PgWake:
         """What the owner awaits between posts (R36): a notification of a post for this agent
         (its own ``LISTEN`` connection), or the slow poll. Call inside the event loop."""
-        if self._listener is None:
-            conninfo = self._conninfo
-            if conninfo is None:  # a shared connection: listen with its parameters
-                conninfo = self._connection().info.dsn
-            self._listener = PgListener(conninfo)
-        return self._listener.wake(f"post:{self._agent_id}")
+        conninfo = self._conninfo
+        if conninfo is None:  # a shared connection: listen with its parameters
+            conninfo = self._connection().info.dsn
+        return pg_listener(conninfo).wake(f"post:{self._agent_id}")
 
     def __len__(self) -> int:
         with self._errors("count"):

@@ -15,7 +15,6 @@ check every post goes through, at post time and again when it is served
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from typing import Final, Protocol, TypeAlias
 
@@ -125,9 +124,7 @@ def encode_post(command: object) -> str:
     the owner sees it: a postable command (``NotPostable``) that decodes back (R35)."""
     if not isinstance(command, POSTABLE_TYPES):
         raise NotPostable(_not_postable(command))
-    text = json.dumps(
-        command_to_json(command), ensure_ascii=False, allow_nan=False, separators=(",", ":")
-    )
+    text = limits.dump_json(command_to_json(command))
     decode_post(text)  # what the owner will do: a command that cannot come back is refused
     return text
 
@@ -139,12 +136,16 @@ def decode_post(text: object) -> Command:
     """
     if not isinstance(text, str):
         raise DecodeError(f"the post's command is not text but {type(text).__name__}")
+    if len(text) > limits.MAX_JSON_SIZE:
+        raise DecodeError(
+            f"the post's command is {len(text)} characters long, over {limits.MAX_JSON_SIZE}"
+        )
     try:
-        document = json.loads(text)
+        document = limits.parse_json(text)
+    except InvalidInput as error:
+        raise DecodeError(f"the post's command: {error}") from None
     except ValueError as error:
         raise DecodeError(f"the post's command is not JSON: {error}") from None
-    except RecursionError:
-        raise DecodeError("the post's command is nested too deeply") from None
     command = command_from_json(document)
     if not isinstance(command, POSTABLE_TYPES):
         raise NotPostable(_not_postable(command))

@@ -16,7 +16,6 @@ import math
 import os
 import sqlite3
 import threading
-import weakref
 from collections.abc import AsyncIterator, Iterator
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
@@ -40,7 +39,7 @@ from inbox_core.shell.posts import (
 )
 from inbox_core.shell.serving import Wake
 from inbox_core.shell.sqlite import SqliteLog, _sqlite_errors, _timeout
-from inbox_core.shell.wakes import PgListener, SqliteWake, data_version, sqlite_bell
+from inbox_core.shell.wakes import SqliteWake, data_version, pg_listener, sqlite_bell
 
 if TYPE_CHECKING:
     import psycopg
@@ -312,9 +311,6 @@ class PostgresStore(_Store):
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
         self._closed = False
-        self._listeners: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, PgListener] = (
-            weakref.WeakKeyDictionary()
-        )
         with self._connection("connect"):
             pass
 
@@ -378,11 +374,7 @@ class PostgresStore(_Store):
             return int(conn.execute(_PRUNE, {"seconds": seconds}).rowcount)
 
     def _wake(self, key: str) -> Wake:
-        loop = asyncio.get_running_loop()
-        listener = self._listeners.get(loop)
-        if listener is None:
-            listener = self._listeners[loop] = PgListener(self._conninfo)
-        return listener.wake(key)
+        return pg_listener(self._conninfo).wake(key)
 
     def _events(self, agent_id: str, since: int, limit: int) -> list[tuple[Any, Any]]:
         args = {"agent": agent_id, "since": since, "limit": limit}

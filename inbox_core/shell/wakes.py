@@ -28,6 +28,7 @@ import logging
 import os
 import sqlite3
 import threading
+import weakref
 from collections.abc import Callable
 from typing import Any, Final
 
@@ -41,6 +42,7 @@ __all__ = [
     "PgListener",
     "SqliteWake",
     "data_version",
+    "pg_listener",
     "sqlite_bell",
 ]
 
@@ -186,6 +188,21 @@ class PgWake:
     def close(self) -> None:
         self._chime.close()
         self._listener.release()
+
+
+_LISTENERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, PgListener]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def pg_listener(conninfo: str) -> PgListener:
+    """The running loop's listener of one database (by conninfo): one ``LISTEN`` connection
+    serves every log and store of that database in the loop, however many agents."""
+    by_conninfo = _LISTENERS.setdefault(asyncio.get_running_loop(), {})
+    listener = by_conninfo.get(conninfo)
+    if listener is None:
+        listener = by_conninfo[conninfo] = PgListener(conninfo)
+    return listener
 
 
 class PgListener:

@@ -221,7 +221,8 @@ def test_r35_a_malformed_row_is_rejected_with_a_reason_and_the_agent_keeps_servi
 ) -> None:
     agent = agent_name()
     table = posts_table(store)
-    for text in ["{not json", '{"type":"dispose"}', '{"type":"send"}', "[]", '"x"']:
+    hostile = ["[" * 100_000, '"' + "x" * (2**24 + 1) + '"']  # nested deep; too long
+    for text in ["{not json", '{"type":"dispose"}', '{"type":"send"}', "[]", '"x"', *hostile]:
         execute(store, f"INSERT INTO {table} (agent_id, command) VALUES (%s, %s)", agent, text)
     good = store.post(agent, followup(msg("fine")))
     assert _serve_and_wait(store, agent, [good]) == [PostApplied()]
@@ -230,8 +231,8 @@ def test_r35_a_malformed_row_is_rejected_with_a_reason_and_the_agent_keeps_servi
         f"SELECT outcome, error, message FROM {table} WHERE agent_id = %s ORDER BY post_id",
         agent,
     )
-    assert [row[0] for row in rows] == ["rejected"] * 5 + ["applied"]
-    assert [row[1] for row in rows[:5]] == ["DecodeError", "NotPostable"] + ["DecodeError"] * 3
+    assert [row[0] for row in rows] == ["rejected"] * 7 + ["applied"]
+    assert [row[1] for row in rows[:7]] == ["DecodeError", "NotPostable"] + ["DecodeError"] * 5
     assert "not JSON" in rows[0][2]
     assert "Dispose" in rows[1][2]
     assert [e["type"] for e in log_json(store.log(agent).read())].count("user/message") == 1
