@@ -5,7 +5,7 @@
   (next-turn, not waking) is the delivery alone: no turn runs, so the figures are
   the post path and not a host's work.
 - ``consumer().serve(expected, applied)``: one ``LoopAgent`` per agent over the
-  store's log, in one event loop on a thread of the consumer process, serving
+  store's log (on PostgreSQL all over one shared connection), in one event loop on a thread of the consumer process, serving
   its posts (the agents' own ``PostServer``s, R35); ``applied`` is called from
   a subscriber on ``agent/inbox/inserted``, which is announced only after the
   transaction that consumed the post and appended its splice committed.
@@ -60,11 +60,26 @@ class _Consumer:
     """The agents' ``LoopAgent``s in one event loop on a thread."""
 
     def __init__(self, target: Target) -> None:
+        self._target = target
         self._store = _store(target)
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
         self._thread.start()
         self._agents: list[Any] = []
+        self._shared: Any = None
+
+    def _log(self, agent_id: str) -> Any:
+        """PostgreSQL: every agent's log over one autocommit connection (as a host with many
+        agents in one process would, README "Running many agents"); SQLite: its own."""
+        if self._target.backend != "postgres":
+            return self._store.log(agent_id)
+        from inbox_core.shell import PostgresLog  # noqa: PLC0415
+
+        if self._shared is None:
+            import psycopg  # noqa: PLC0415
+
+            self._shared = psycopg.connect(self._target.location, autocommit=True)
+        return PostgresLog(self._shared, agent_id)
 
     def _run(self, work: Callable[[], Any]) -> Any:
         async def call() -> Any:
@@ -78,7 +93,7 @@ class _Consumer:
 
         def open_all() -> None:
             for agent_id in expected:
-                agent = LoopAgent(EchoHost(), log=self._store.log(agent_id))
+                agent = LoopAgent(EchoHost(), log=self._log(agent_id))
 
                 def seen(note: Any, agent_id: str = agent_id) -> None:
                     if note.type == "agent/inbox/inserted":
@@ -103,6 +118,8 @@ class _Consumer:
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._store.close()
+        if self._shared is not None:
+            self._shared.close()
 
 
 class _Appender:

@@ -50,7 +50,7 @@ from inbox_core.shell.logs import (
 )
 from inbox_core.shell.owners import OwnerFile, drop_lock, take_lock
 from inbox_core.shell.posts import Consumed, PendingPost
-from inbox_core.shell.wakes import SqliteWake, data_version, sqlite_bell
+from inbox_core.shell.wakes import SqliteWake, sqlite_bell
 
 __all__ = ["SCHEMA_VERSION", "SQLITE_HEADER", "SqliteLog", "iter_sqlite_log", "sqlite_agent_ids"]
 
@@ -496,8 +496,7 @@ class SqliteLog:
     def post_wake(self) -> SqliteWake:
         """What the owner awaits between posts: a post rung in this process, or any commit
         of another connection (R36). Call inside the event loop."""
-        chime = sqlite_bell(self._path).chime(f"post:{self._agent_id}")
-        return SqliteWake(chime, lambda: data_version(self.connection))
+        return SqliteWake(self._path, f"post:{self._agent_id}")
 
     def _check_next(self, conn: sqlite3.Connection) -> int:
         """The agent's next seq, if it is the one this owner expects (else ``LogFenced``)."""

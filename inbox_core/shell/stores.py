@@ -39,7 +39,7 @@ from inbox_core.shell.posts import (
 )
 from inbox_core.shell.serving import Wake
 from inbox_core.shell.sqlite import SqliteLog, _sqlite_errors, _timeout
-from inbox_core.shell.wakes import SqliteWake, data_version, pg_listener, sqlite_bell
+from inbox_core.shell.wakes import SqliteWake, pg_listener, sqlite_bell
 
 if TYPE_CHECKING:
     import psycopg
@@ -237,11 +237,7 @@ class SqliteStore(_Store):
             return sqlite_posts.prune(conn, seconds)
 
     def _wake(self, key: str) -> Wake:
-        def version() -> int:
-            with self._connection("check for changes") as conn:
-                return data_version(conn)
-
-        return SqliteWake(self._bell.chime(key), version)
+        return SqliteWake(self._path, key)
 
     def _events(self, agent_id: str, since: int, limit: int) -> list[tuple[Any, Any]]:
         with self._connection("read") as conn:

@@ -6,10 +6,14 @@ A ``Bell`` rings keys (``"post:<agent>"``, ``"events:<agent>"``,
 (rung from any thread). Within one process a writer rings the bell of its
 database at once. Across processes:
 
-- SQLite: a waiter's chime times out every ``SQLITE_POLL_SECONDS`` and
-  checks ``PRAGMA data_version`` on its connection (it changes when another
-  connection commits: a read of shared memory, no I/O), so a change in
-  another process is seen within that interval;
+- SQLite: one ``SqlitePoller`` per database file and event loop checks
+  ``PRAGMA data_version`` on its own connection every
+  ``SQLITE_POLL_SECONDS`` while anyone waits (it changes when another
+  connection commits: a read of shared memory, no I/O); on a change it
+  rings ``post:<agent>`` for each agent with a new post, and every watcher
+  and outcome waiter of the file. The cost is one pragma per interval
+  however many agents wait; each waiter also looks again every
+  ``SQLITE_FALLBACK_SECONDS``;
 - PostgreSQL: a ``PgListener`` holds one ``LISTEN`` connection and rings the
   payload of every notification (sent by triggers inside the changing
   transaction, never before its commit); a waiter also wakes every
@@ -29,7 +33,6 @@ import os
 import sqlite3
 import threading
 import weakref
-from collections.abc import Callable
 from typing import Any, Final
 
 from inbox_core.shell.posts import NOTIFY_CHANNEL
@@ -40,6 +43,7 @@ __all__ = [
     "Bell",
     "Chime",
     "PgListener",
+    "SqlitePoller",
     "SqliteWake",
     "data_version",
     "pg_listener",
@@ -48,8 +52,10 @@ __all__ = [
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
-SQLITE_POLL_SECONDS: Final = 0.01
-"""How often an SQLite waiter checks for another process's commit (``PRAGMA data_version``)."""
+SQLITE_POLL_SECONDS: Final = 0.005
+"""How often a file's poller checks for another process's commit (``PRAGMA data_version``)."""
+SQLITE_FALLBACK_SECONDS: Final = 1.0
+"""How often an SQLite waiter looks again with no wake (its poller failing, say)."""
 PG_POLL_SECONDS: Final = 2.0
 """The slow poll of a PostgreSQL waiter: how late a post whose notification was lost is seen."""
 _RECONNECT_SECONDS: Final = 0.5
@@ -119,6 +125,14 @@ class Bell:
         for chime in chimes:
             chime.ring()
 
+    def ring_prefix(self, prefix: str) -> None:
+        with self._lock:
+            chimes = [
+                c for key, group in self._chimes.items() if key.startswith(prefix) for c in group
+            ]
+        for chime in chimes:
+            chime.ring()
+
     def ring_all(self) -> None:
         with self._lock:
             chimes = [chime for group in self._chimes.values() for chime in group]
@@ -140,37 +154,112 @@ def sqlite_bell(path: str) -> Bell:
         return bell
 
 
-class SqliteWake:
-    """A chime that also wakes when another connection committed (``PRAGMA data_version``)."""
+class SqlitePoller:
+    """Notices other connections' commits to one SQLite file for the waiters of one event
+    loop: one task and one connection, running while anyone waits (``acquire``/``release``)."""
 
-    __slots__ = ("_chime", "_read_version", "_version")
+    __slots__ = ("_bell", "_path", "_task", "_users")
 
-    def __init__(self, chime: Chime, data_version: Callable[[], int]) -> None:
-        self._chime = chime
-        self._read_version = data_version
-        self._version = self._data_version()
+    def __init__(self, path: str, bell: Bell) -> None:
+        self._path = path
+        self._bell = bell
+        self._users = 0
+        self._task: asyncio.Task[None] | None = None
 
-    def _data_version(self) -> int | None:
-        try:
-            return self._read_version()
-        except Exception:  # a closed or failing connection: the next read says why
-            return None
+    def acquire(self) -> None:
+        self._users += 1
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(
+                self._poll(), name="inbox_core.shell SQLite poller"
+            )
 
-    async def wait(self) -> None:
-        """Return once rung or once another connection committed."""
-        while not await self._chime.wait(SQLITE_POLL_SECONDS):
-            version = self._data_version()
-            if version != self._version:
-                self._version = version
-                return
+    def release(self) -> None:
+        self._users -= 1
+        if self._users <= 0 and self._task is not None:
+            self._task.cancel()
+            self._task = None
 
-    def close(self) -> None:
-        self._chime.close()
+    async def _poll(self) -> None:
+        while True:
+            try:
+                conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+                try:
+                    await self._watch(conn)
+                finally:
+                    conn.close()
+            except sqlite3.Error as error:  # the waiters' own reads say what is wrong
+                logger.debug("inbox_core SQLite poller of %r: %s", self._path, error)
+                self._bell.ring_all()
+            await asyncio.sleep(SQLITE_FALLBACK_SECONDS)
+
+    async def _watch(self, conn: sqlite3.Connection) -> None:
+        version = data_version(conn)
+        last_post = _last_post(conn)
+        while True:
+            await asyncio.sleep(SQLITE_POLL_SECONDS)
+            now = data_version(conn)
+            if now == version:
+                continue
+            version = now
+            for agent_id, post_id in _new_posts(conn, last_post):
+                last_post = max(last_post, post_id)
+                self._bell.ring(f"post:{agent_id}")
+            self._bell.ring_prefix("events:")
+            self._bell.ring_prefix("outcome:")
 
 
 def data_version(conn: sqlite3.Connection) -> int:
     """SQLite's count of commits by other connections, as this connection last saw it."""
     return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
+def _last_post(conn: sqlite3.Connection) -> int:
+    try:
+        row = conn.execute("SELECT COALESCE(MAX(post_id), 0) FROM posts").fetchone()
+    except sqlite3.OperationalError:  # no posts table (yet): every post is new
+        return 0
+    return int(row[0])
+
+
+def _new_posts(conn: sqlite3.Connection, after: int) -> list[tuple[str, int]]:
+    try:
+        rows = conn.execute(
+            "SELECT agent_id, MAX(post_id) FROM posts WHERE post_id > ? GROUP BY agent_id",
+            (after,),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [(str(agent_id), int(post_id)) for agent_id, post_id in rows]
+
+
+_POLLERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, SqlitePoller]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+class SqliteWake:
+    """A waiter on one SQLite file: rung within the process at once, and by the file's
+    poller when another process commits (R36)."""
+
+    __slots__ = ("_chime", "_poller")
+
+    def __init__(self, path: str, key: str) -> None:
+        where = os.path.realpath(path)
+        self._chime = sqlite_bell(where).chime(key)
+        by_path = _POLLERS.setdefault(asyncio.get_running_loop(), {})
+        poller = by_path.get(where)
+        if poller is None:
+            poller = by_path[where] = SqlitePoller(where, sqlite_bell(where))
+        poller.acquire()
+        self._poller = poller
+
+    async def wait(self) -> None:
+        """Return once rung, or after ``SQLITE_FALLBACK_SECONDS``."""
+        await self._chime.wait(SQLITE_FALLBACK_SECONDS)
+
+    def close(self) -> None:
+        self._chime.close()
+        self._poller.release()
 
 
 class PgWake:
