@@ -379,6 +379,7 @@ class SqliteLog:
         self._next = 0
         self._finalizer: weakref.finalize[Any, Any] | None = None
         self._has_posts = False
+        self._bell = sqlite_bell(self._path)  # resolved once: appends are the hot path
         _check_header(self._path)
         with self._errors("open"):
             conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
@@ -477,7 +478,7 @@ class SqliteLog:
         except sqlite3.Error as error:
             raise _typed(error, self._path, "append", self._timeout) from error
         self._next = first + len(texts)
-        bell = sqlite_bell(self._path)  # within the process: at once (R36)
+        bell = self._bell  # within the process: at once (R36)
         if texts:
             bell.ring(f"events:{self._agent_id}")
         if consumed:

@@ -58,6 +58,8 @@ SQLITE_FALLBACK_SECONDS: Final = 1.0
 """How often an SQLite waiter looks again with no wake (its poller failing, say)."""
 PG_POLL_SECONDS: Final = 2.0
 """The slow poll of a PostgreSQL waiter: how late a post whose notification was lost is seen."""
+PG_LINGER_SECONDS: Final = 30.0
+"""How long a ``LISTEN`` connection stays open after its last waiter left."""
 _RECONNECT_SECONDS: Final = 0.5
 
 
@@ -301,18 +303,22 @@ class PgListener:
     and reconnects (ringing every key) after a lost connection.
     """
 
-    __slots__ = ("_conninfo", "_task", "_users", "bell", "listening")
+    __slots__ = ("_conninfo", "_idle", "_task", "_users", "bell", "listening")
 
     def __init__(self, conninfo: str) -> None:
         self._conninfo = conninfo
         self.bell = Bell()
         self._users = 0
         self._task: asyncio.Task[None] | None = None
+        self._idle: asyncio.TimerHandle | None = None
         self.listening = asyncio.Event()
 
     def wake(self, key: str) -> PgWake:
         """A wake for ``key`` (starts the listener if it is the first user)."""
         self._users += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(
                 self._listen(), name="inbox_core.shell LISTEN"
@@ -320,7 +326,14 @@ class PgListener:
         return PgWake(self, key)
 
     def release(self) -> None:
+        """One user fewer; the connection stays ``PG_LINGER_SECONDS`` after the last one
+        (a poster's ``wait`` after each post would otherwise connect every time)."""
         self._users -= 1
+        if self._users <= 0 and self._task is not None and self._idle is None:
+            self._idle = asyncio.get_running_loop().call_later(PG_LINGER_SECONDS, self._stop)
+
+    def _stop(self) -> None:
+        self._idle = None
         if self._users <= 0 and self._task is not None:
             self._task.cancel()
             self._task = None
