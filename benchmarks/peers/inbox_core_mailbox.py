@@ -115,6 +115,15 @@ class _Consumer:
     def close(self) -> None:
         if self._agents:
             self.stop(30)
+
+        async def cancel_the_rest() -> None:  # e.g. a lingering LISTEN task
+            current = asyncio.current_task()
+            rest = [task for task in asyncio.all_tasks() if task is not current]
+            for task in rest:
+                task.cancel()
+            await asyncio.gather(*rest, return_exceptions=True)
+
+        asyncio.run_coroutine_threadsafe(cancel_the_rest(), self._loop).result(10)
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(10)
         self._store.close()
