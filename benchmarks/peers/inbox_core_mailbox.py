@@ -5,10 +5,11 @@
   (next-turn, not waking) is the delivery alone: no turn runs, so the figures are
   the post path and not a host's work.
 - ``consumer().serve(expected, applied)``: one ``LoopAgent`` per agent over the
-  store's log (on PostgreSQL all over one shared connection), in one event loop on a thread of the consumer process, serving
-  its posts (the agents' own ``PostServer``s, R35); ``applied`` is called from
-  a subscriber on ``agent/inbox/inserted``, which is announced only after the
-  transaction that consumed the post and appended its splice committed.
+  store's log (on PostgreSQL all over one shared connection), in one event loop
+  on a thread of the consumer process, serving its posts (the agents' own
+  ``PostServer``s, R35); ``applied`` is called from a subscriber on
+  ``agent/inbox/inserted``, which is announced only after the transaction that
+  consumed the post and appended its splice committed.
 - ``appender()``/``watcher()``: the owner queues into an agent's log (one append
   each); ``store.watch(agent)`` in the other process.
 """
