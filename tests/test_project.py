@@ -70,11 +70,13 @@ def test_pinned_public_names_are_exported() -> None:
 
 SHELL_PINNED = """
 LoopAgent Host AbortSignal MemoryLog SqliteLog PostgresLog LogOwned LogFenced
+SqliteStore PostgresStore Receipt PostPending PostApplied PostRejected
 """.split()  # noqa: SIM905
 
 
 def test_pinned_shell_names_are_exported() -> None:
-    """Brief section 9 (v2): the shell's pinned names, LogOwned/LogFenced InboxCoreErrors."""
+    """Brief section 9 (v2) and v3 (R35): the shell's pinned names (``Worker`` comes with
+    R37), LogOwned/LogFenced InboxCoreErrors."""
     from inbox_core import shell
 
     assert [name for name in SHELL_PINNED if name not in shell.__all__] == []

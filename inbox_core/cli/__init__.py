@@ -1,4 +1,5 @@
-"""The ``inbox-core`` command line: ``demo``, ``replay``, ``vectors``, ``fuzz`` and ``conform``.
+"""The ``inbox-core`` command line: ``demo``, ``replay``, ``vectors``, ``fuzz``, ``conform``,
+``post`` and ``watch``.
 
 ``main(argv)`` parses the arguments, runs one subcommand and returns the exit
 status (0 success, 1 failure or invalid input, 2 usage error); it writes to
@@ -6,7 +7,9 @@ status (0 success, 1 failure or invalid input, 2 usage error); it writes to
 ``python -m inbox_core`` call it. Standard library only: ``demo`` uses the
 asyncio shell (``inbox_core.shell``), ``fuzz`` the Hypothesis suite of
 ``inbox_core.testing`` (a development dependency), ``conform`` a port as a
-child process (``inbox_core.port``; its random runs need Hypothesis too).
+child process (``inbox_core.port``; its random runs need Hypothesis too),
+``post`` and ``watch`` a store (``inbox_core.shell.stores``; PostgreSQL needs
+psycopg).
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ from typing import Any, Final, Protocol, cast
 
 from inbox_core.cli.conform import run_conform
 from inbox_core.cli.demo import run_demo
+from inbox_core.cli.posting import INTENTS, parse_expect, run_post, run_watch
 from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, out
 from inbox_core.cli.replay import run_replay
 from inbox_core.vectors import run_vector_file, vector_files
@@ -130,7 +134,9 @@ A pure reducer decides where each user-role input waits (next-turn or
 next-step), when it enters the model, what the durable log records and what
 is announced live. These commands run it: a scripted demo on the SQLite log,
 a log validator, the conformance vectors, the invariant fuzzer, and the
-conformance kit that checks a port in any language against the reference.
+conformance kit that checks a port in any language against the reference;
+and, for agents whose logs live in a store (an SQLite file or a PostgreSQL
+database), a post of a command from any process and a live watch of a log.
 """
 
 EPILOG: Final = """\
@@ -140,6 +146,8 @@ exit status:
      differs from the reference, missing tool
   2  usage error (unknown command, bad or missing arguments); for conform
      also a port that breaks the protocol (exits, hangs, malformed answers)
+  for post --wait, 1 also means the owner rejected the command, or it is
+  still pending after --timeout
 
 examples:
   inbox-core demo
@@ -148,6 +156,8 @@ examples:
   inbox-core vectors specs/vectors
   inbox-core fuzz --examples 200 --seed 7
   inbox-core conform --port "node examples/port_js/port.js"
+  inbox-core post sqlite:agents.db alice --followup "hello" --wait
+  inbox-core watch sqlite:agents.db alice
 
 run 'inbox-core COMMAND --help' for the details of one command.
 """
@@ -244,7 +254,60 @@ examples:
   inbox-core conform --port ./my-port --examples 0               # the vectors only
   inbox-core conform --port ./my-port --seed 7 --steps 30 --json""",
     ),
+    "post": (
+        "post a command to an agent from any process",
+        """\
+Write one caller command for agent AGENT into STORE (sqlite:PATH or a
+postgresql:// URL) and print its receipt (the post's number). The post is
+durable when the command returns; the process that owns the agent's log
+applies it exactly once, after the posts made before it (R35), and an agent
+nobody serves applies it when it is next opened. A --key already posted for
+that agent returns the first post's receipt and posts nothing. With --wait,
+wait for the owner's decision: print 'applied' (exit 0) or 'rejected:' with
+the typed error (exit 1), or exit 1 after --timeout while it is pending.""",
+        """\
+examples:
+  inbox-core post sqlite:agents.db alice --followup "summarize the thread" --wait
+  inbox-core post sqlite:agents.db alice --steer "shorter, please" --expect turn:3
+  inbox-core post sqlite:agents.db alice --queue "and then the tests" --key ui-4711
+  inbox-core post postgresql://app@db/agents alice --cancel --keep-inbox
+  inbox-core post sqlite:agents.db alice --followup "only if idle" --expect idle --wait""",
+    ),
+    "watch": (
+        "print an agent's events live, from any process",
+        """\
+Print agent AGENT's durable events (seq, type, detail: the demo's timeline
+form) from --since on, then each one as its owner appends it, until
+interrupted: a tail -f for an agent. It needs no ownership and never blocks
+the writer (R36); it follows the agent across a change of owner. With
+--no-follow, print what the log holds now and exit.""",
+        """\
+examples:
+  inbox-core watch sqlite:agents.db alice
+  inbox-core watch postgresql://app@db/agents alice --since 120 --json
+  inbox-core watch sqlite:agents.db alice --no-follow""",
+    ),
 }
+
+
+_INTENT_HELP: Final = {
+    "followup": "next-turn, waking (a prompt with a turn of its own)",
+    "queue": "next-turn, not waking (waits for a waking input)",
+    "steer": "next-step, waking (joins the live turn at its next step)",
+    "inject": "next-step, not waking (rides along with a later step)",
+}
+assert _INTENT_HELP.keys() == INTENTS.keys()
+
+
+def _store(text: str) -> str:
+    from inbox_core.errors import InvalidInput  # noqa: PLC0415
+    from inbox_core.shell.stores import parse_store  # noqa: PLC0415
+
+    try:
+        parse_store(text)
+    except InvalidInput as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return text
 
 
 def _positive(text: str) -> int:
@@ -385,6 +448,55 @@ def build_parser() -> argparse.ArgumentParser:
         help="where a divergent run is written as a vector (default: conform-failures)",
     )
     conform.add_argument("--json", action="store_true", help="print one JSON summary at the end")
+
+    post = command("post", run_post)
+    post.add_argument("store", type=_store, metavar="STORE", help="sqlite:PATH or postgresql://...")
+    post.add_argument("agent", metavar="AGENT", help="the agent's id")
+    what = post.add_mutually_exclusive_group()
+    for intent, meaning in _INTENT_HELP.items():
+        what.add_argument(
+            f"--{intent}",
+            dest="intent",
+            metavar="TEXT",
+            type=lambda text, intent=intent: (intent, text),
+            help=f"post TEXT as a message: {meaning}",
+        )
+    what.add_argument("--cancel", action="store_true", help="post a cancel of the live turn")
+    post.add_argument(
+        "--keep-inbox", action="store_true", help="with --cancel: keep the pending input"
+    )
+    post.add_argument("--id", metavar="ID", help="the message's id (default: a new uuid)")
+    post.add_argument("--key", metavar="K", help="idempotency key: post at most once per agent")
+    post.add_argument(
+        "--expect",
+        type=parse_expect,
+        metavar="idle|turn:N",
+        help="apply only if the agent is idle, or turn N is live (R34)",
+    )
+    post.add_argument("--wait", action="store_true", help="wait for the owner's decision")
+    post.add_argument(
+        "--timeout",
+        type=_seconds,
+        default=30.0,
+        metavar="T",
+        help="seconds --wait waits (default 30)",
+    )
+
+    watch = command("watch", run_watch)
+    watch.add_argument(
+        "store", type=_store, metavar="STORE", help="sqlite:PATH or postgresql://..."
+    )
+    watch.add_argument("agent", metavar="AGENT", help="the agent's id")
+    watch.add_argument(
+        "--since", type=_count, default=0, metavar="SEQ", help="the first seq shown (default 0)"
+    )
+    watch.add_argument(
+        "--no-follow",
+        dest="follow",
+        action="store_false",
+        help="print what the log holds now and exit",
+    )
+    watch.add_argument("--json", action="store_true", help="one JSON event per line")
     return parser
 
 

@@ -6,8 +6,10 @@ in commit order, one driver task per running agent calling the ``Host``
 hooks, and a durable ``EventLog`` (``MemoryLog``, ``SqliteLog``,
 ``PostgresLog``) that a new agent acquires, replays and resumes. One writer
 per agent log, enforced by the store (R29): ``LogOwned``, ``LogFenced``,
-``detach()``. Only this package imports asyncio, sqlite3, psycopg or
-logging; the core stays pure. See specs/shell.md.
+``detach()``. Delivery from any process (R35, R36): ``SqliteStore``,
+``PostgresStore``, ``Receipt`` and the post outcomes. Only this package
+imports asyncio, sqlite3, psycopg or logging; the core stays pure. See
+specs/shell.md.
 """
 
 from inbox_core.errors import LogFenced, LogOwned
@@ -30,7 +32,18 @@ from inbox_core.shell.logs import (
     to_json_lines,
 )
 from inbox_core.shell.postgres import PostgresLog
+from inbox_core.shell.posts import (
+    NotPostable,
+    PostApplied,
+    PostOutcome,
+    PostPending,
+    PostRejected,
+    PostTimeout,
+    Receipt,
+    UnknownReceipt,
+)
 from inbox_core.shell.sqlite import SqliteLog
+from inbox_core.shell.stores import PostgresStore, SqliteStore
 
 __all__ = [
     "AbortSignal",
@@ -49,8 +62,18 @@ __all__ = [
     "LogOwned",
     "LoopAgent",
     "MemoryLog",
+    "NotPostable",
+    "PostApplied",
+    "PostOutcome",
+    "PostPending",
+    "PostRejected",
+    "PostTimeout",
     "PostgresLog",
+    "PostgresStore",
+    "Receipt",
     "SqliteLog",
+    "SqliteStore",
+    "UnknownReceipt",
     "Subscriber",
     "from_json_lines",
     "to_json_lines",

@@ -59,6 +59,8 @@ from inbox_core.shell.host import (
     wake,
 )
 from inbox_core.shell.logs import EventLog, MemoryLog
+from inbox_core.shell.posts import Consumed
+from inbox_core.shell.serving import PostServer
 from inbox_core.state import (
     AgentState,
     Awaiting,
@@ -173,6 +175,7 @@ class LoopAgent:
             raise
 
     def _start(self) -> None:
+        self._server: PostServer | None = None
         self._subscriptions: tuple[_Subscription, ...] = ()
         self._queue: deque[tuple[Notification, tuple[_Subscription, ...]]] = deque()
         self._delivering = False
@@ -189,6 +192,10 @@ class LoopAgent:
             restore(events)  # a RestoringHost rebuilds its memory from the log (SH11)
         self._sync_signal()
         self._apply(Resume())  # D8: a no-op unless the log needs it
+        self._server = PostServer.attach(self)  # R35: a log that holds posts is served
+        if self._server is not None:
+            self._server.drain_quietly()  # what waited for an owner, after its Resume
+            self._server.ensure_task()
 
     # ------------------------------------------------------------------ views
 
@@ -334,6 +341,7 @@ class LoopAgent:
         if not self._state.disposed:
             self._apply(Dispose())
         await self._wait_until(self._is_idle, "aclose")
+        self._stop_serving()
         self._log.release()  # converged: nothing more to write (R29)
 
     @overload
@@ -451,7 +459,12 @@ class LoopAgent:
             await asyncio.wait({driver})
         self._release_detached()
 
+    def _stop_serving(self) -> None:
+        if self._server is not None:
+            self._server.stop()  # posts wait for the next owner (R35)
+
     def _release_detached(self) -> None:
+        self._stop_serving()
         try:
             self._log.release()
         except InboxCoreError as error:  # e.g. LogUnavailable: the lease lapses on its own
@@ -496,6 +509,24 @@ class LoopAgent:
         self._check_attached()
         if transition.durable:
             self._log.append(transition.durable)  # a log failure: nothing changed
+        self._commit(transition)
+        self._ensure_driver()
+        self._deliver()
+
+    def _record_posts(
+        self, transitions: Sequence[Transition], consumed: Sequence[Consumed]
+    ) -> None:
+        """Posts (R35): one append holds every applied command's events and every post's
+        outcome, then each command commits in order, as ``_record`` would."""
+        self._check_attached()
+        events = [event for transition in transitions for event in transition.durable]
+        self._log.append(events, consumed=consumed)  # type: ignore[call-arg]
+        for transition in transitions:
+            self._commit(transition)
+        self._ensure_driver()
+        self._deliver()
+
+    def _commit(self, transition: Transition) -> None:
         self._state = transition.state
         self._sync_signal()
         if self._state.status == "idle":
@@ -503,8 +534,6 @@ class LoopAgent:
         if transition.notifications and self._subscriptions:
             snapshot = self._subscriptions
             self._queue.extend((note, snapshot) for note in transition.notifications)
-        self._ensure_driver()
-        self._deliver()
 
     def _check_attached(self) -> None:
         if self._detached:
@@ -612,6 +641,8 @@ class LoopAgent:
 
     def _ensure_driver(self) -> None:
         """Start the driver if a turn is open and none runs (exactly one driver task)."""
+        if self._server is not None:
+            self._server.ensure_task()  # the posts' server needs a running loop too
         if (
             self._live_driver() is not None
             or self._failure is not None

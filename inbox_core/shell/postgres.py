@@ -53,6 +53,8 @@ from inbox_core import limits
 from inbox_core.errors import InvalidInput, LogOwned
 from inbox_core.events import DurableEvent
 from inbox_core.shell.logs import LogUnavailable, decode_rows, encode_event, fenced
+from inbox_core.shell.posts import PG_DDL, PG_POSTS, Consumed, PendingPost
+from inbox_core.shell.wakes import PgWake, pg_listener
 
 if TYPE_CHECKING:
     import psycopg
@@ -130,6 +132,23 @@ UPDATE inbox_core_owners SET owner = NULL, expires_at = clock_timestamp()
  WHERE agent_id = %(agent)s AND epoch = %(epoch)s AND owner = %(owner)s
 """
 _READ: Final = "SELECT seq, event FROM inbox_core_events WHERE agent_id = %(agent)s ORDER BY seq"
+# R35: the lease check of an append that consumes posts and appends nothing
+_HOLD: Final = """
+UPDATE inbox_core_owners
+   SET expires_at = clock_timestamp() + lease_seconds * interval '1 second'
+ WHERE agent_id = %(agent)s AND epoch = %(epoch)s AND owner = %(owner)s AND next_seq = %(next)s
+"""
+_CONSUME: Final = f"""
+UPDATE {PG_POSTS} AS p
+   SET outcome = t.outcome, error = t.error, message = t.message, decided_at = clock_timestamp()
+  FROM unnest(%(ids)s::bigint[], %(outcomes)s::text[], %(errors)s::text[], %(messages)s::text[])
+       AS t(post_id, outcome, error, message)
+ WHERE p.post_id = t.post_id AND p.agent_id = %(agent)s AND p.outcome IS NULL
+"""
+_PENDING: Final = f"""
+SELECT post_id, command FROM {PG_POSTS}
+ WHERE agent_id = %(agent)s AND outcome IS NULL ORDER BY post_id LIMIT %(limit)s
+"""
 
 
 def _psycopg() -> Any:
@@ -145,13 +164,18 @@ _PREPARED: weakref.WeakSet[Any] = weakref.WeakSet()  # connections that created 
 
 
 def create_tables(conn: psycopg.Connection[Any]) -> None:
-    """Create the two tables if missing (idempotent, safe from many workers at once)."""
+    """Create the tables if missing (idempotent, safe from many workers at once): events,
+    owners, and the posts table with the triggers that notify (``inbox_core.shell.posts``)."""
     if conn in _PREPARED:
         return
     with conn.transaction():
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
         for statement in _CREATE:
             conn.execute(statement)
+        row = conn.execute("SELECT to_regclass(%s) IS NULL", (PG_POSTS,)).fetchone()
+        if row is not None and row[0]:  # the posts table and its triggers (R35, R36)
+            for statement in PG_DDL:
+                conn.execute(statement)
     _PREPARED.add(conn)
 
 
@@ -321,31 +345,60 @@ class PostgresLog:
 
     # ---------------------------------------------------------------- events
 
-    def append(self, events: Sequence[DurableEvent]) -> None:
-        """One statement: renew the lease and insert the rows, only if this object still owns it."""
+    def append(self, events: Sequence[DurableEvent], *, consumed: Sequence[Consumed] = ()) -> None:
+        """One statement: renew the lease and insert the rows, only if this object still owns it.
+
+        ``consumed`` (R35): posts decided by the commands that caused ``events``,
+        marked in the same transaction (so a post is applied exactly once).
+        """
         if self._token is None:
             raise fenced("PostgresLog", self._agent_id, "it never acquired, or released")
         texts = [encode_event(event) for event in events]
-        if not texts:
+        if not texts and not consumed:
             return
         args = {**self._args(), "next": self._next, "count": len(texts), "events": texts}
         psycopg = _psycopg()
         try:
             with self._errors("append"):
-                inserted = self._connection().execute(_APPEND, args).rowcount
+                if consumed:
+                    inserted = len(texts) if self._consume(args, consumed) else -1
+                else:
+                    inserted = self._connection().execute(_APPEND, args).rowcount
         except LogUnavailable as error:
             if isinstance(error.__cause__, psycopg.errors.UniqueViolation):
                 self._lose()  # someone wrote at our seq: only a writer that bypassed the lease
                 raise fenced("PostgresLog", self._agent_id, "its seq is taken") from None
             raise
         if inserted != len(texts):
-            if inserted:  # pragma: no cover - one statement inserts all rows or none
+            if inserted > 0:  # pragma: no cover - one statement inserts all rows or none
                 raise LogUnavailable(f"append inserted {inserted} of {len(texts)} rows")
             expected = self._next
             why = self._why_fenced(expected)
             self._lose()
             raise fenced("PostgresLog", self._agent_id, why)
         self._next += len(texts)
+
+    def _consume(self, args: dict[str, Any], consumed: Sequence[Consumed]) -> bool:
+        """Append and mark the posts in one transaction; False (nothing written) if fenced."""
+        columns = [c.columns() for c in consumed]
+        marks = {
+            "agent": self._agent_id,
+            "ids": [c.post_id for c in consumed],
+            "outcomes": [outcome for outcome, _, _ in columns],
+            "errors": [error for _, error, _ in columns],
+            "messages": [message for _, _, message in columns],
+        }
+        conn = self._connection()
+        with conn.transaction():
+            if args["events"]:
+                held = conn.execute(_APPEND, args).rowcount == len(args["events"])
+            else:
+                held = conn.execute(_HOLD, args).rowcount == 1
+            # a post consumed by someone else: only a writer that bypassed the lease
+            if held and conn.execute(_CONSUME, marks).rowcount == len(consumed):
+                return True
+            raise _psycopg().Rollback()
+        return False
 
     def _why_fenced(self, expected: int) -> str:
         try:
@@ -366,6 +419,24 @@ class PostgresLog:
         with self._errors("read"):
             rows = self._connection().execute(_READ, {"agent": self._agent_id}).fetchall()
         return decode_rows(rows)
+
+    def pending_posts(self, limit: int) -> list[PendingPost]:
+        """The agent's oldest unconsumed posts (R35), by ``post_id``; needs no ownership."""
+        with self._errors("read posts"):
+            rows = (
+                self._connection()
+                .execute(_PENDING, {"agent": self._agent_id, "limit": limit})
+                .fetchall()
+            )
+        return [PendingPost(int(post_id), command) for post_id, command in rows]
+
+    def post_wake(self) -> PgWake:
+        """What the owner awaits between posts (R36): a notification of a post for this agent
+        (its own ``LISTEN`` connection), or the slow poll. Call inside the event loop."""
+        conninfo = self._conninfo
+        if conninfo is None:  # a shared connection: listen with its parameters
+            conninfo = self._connection().info.dsn
+        return pg_listener(conninfo).wake(f"post:{self._agent_id}")
 
     def __len__(self) -> int:
         with self._errors("count"):

@@ -38,6 +38,7 @@ from typing import Any, Final, Literal, TypeVar
 from inbox_core import limits
 from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
 from inbox_core.events import DurableEvent
+from inbox_core.shell import sqlite_posts
 from inbox_core.shell.logs import (
     CorruptLog,
     IncompatibleLog,
@@ -48,6 +49,8 @@ from inbox_core.shell.logs import (
     iter_rows,
 )
 from inbox_core.shell.owners import OwnerFile, drop_lock, take_lock
+from inbox_core.shell.posts import Consumed, PendingPost
+from inbox_core.shell.wakes import SqliteWake, sqlite_bell
 
 __all__ = ["SCHEMA_VERSION", "SQLITE_HEADER", "SqliteLog", "iter_sqlite_log", "sqlite_agent_ids"]
 
@@ -117,18 +120,26 @@ def _timeout(value: object) -> float:
 
 
 def _check_header(path: str) -> None:
-    """``IncompatibleLog`` for a non-empty file that does not start as an SQLite database.
+    """``IncompatibleLog`` for a non-empty file too short to be an SQLite database.
 
-    SQLite itself would take a file shorter than its header for an empty
-    database, and overwrite it.
+    SQLite itself would take such a file for an empty database and overwrite
+    it; a longer file that is no database is refused by SQLite when it is
+    read. The file is only ``stat``-ed, never opened: closing any descriptor
+    of a database file drops every POSIX lock the process holds on it, and
+    SQLite's locks are how a closing connection in another process knows it
+    is not the last one (else it checkpoints and deletes the -wal file while
+    this process still writes to it).
     """
     try:
-        with open(path, "rb") as file:
-            head = file.read(len(SQLITE_HEADER))
+        size = os.stat(path).st_size
     except OSError:
         return  # a new file, or one SQLite fails to open, saying why
-    if head and head != SQLITE_HEADER:
+    if 0 < size < _SMALLEST_DATABASE:
         raise IncompatibleLog(path, "not an SQLite database")
+
+
+_SMALLEST_DATABASE: Final = 512
+"""Bytes: one page of the smallest page size; no SQLite database file is shorter."""
 
 
 # --------------------------------------------------------------------- errors
@@ -367,6 +378,8 @@ class SqliteLog:
         self._token: object | None = None
         self._next = 0
         self._finalizer: weakref.finalize[Any, Any] | None = None
+        self._has_posts = False
+        self._bell = sqlite_bell(self._path)  # resolved once: appends are the hot path
         _check_header(self._path)
         with self._errors("open"):
             conn = sqlite3.connect(self._path, timeout=self._timeout, isolation_level=None)
@@ -429,8 +442,12 @@ class SqliteLog:
         if finalizer is not None:
             finalizer()
 
-    def append(self, events: Sequence[DurableEvent]) -> None:
-        """Append every event of one command in one transaction (all or none), if this owns it."""
+    def append(self, events: Sequence[DurableEvent], *, consumed: Sequence[Consumed] = ()) -> None:
+        """Append every event of one command in one transaction (all or none), if this owns it.
+
+        ``consumed`` (R35): posts decided by the commands that caused ``events``,
+        marked in the same transaction (so a post is applied exactly once).
+        """
         if not self.owned:
             why = "it never acquired or released it" if self._token is None else "it lost it"
             raise fenced(f"SqliteLog {self._path!r}", self._agent_id, why)
@@ -441,7 +458,7 @@ class SqliteLog:
             why = f"its lock file {owner_file.path!r} was deleted or replaced"
             raise fenced(f"SqliteLog {self._path!r}", self._agent_id, why)
         texts = [encode_event(event) for event in events]
-        if not texts:
+        if not texts and not consumed:
             return
         conn = self.connection
         try:  # the hot path: no context manager
@@ -452,6 +469,7 @@ class SqliteLog:
                     "INSERT INTO events (agent_id, seq, event) VALUES (?, ?, ?)",
                     ((self._agent_id, first + offset, text) for offset, text in enumerate(texts)),
                 )
+                sqlite_posts.consume(conn, self._agent_id, consumed)
                 conn.execute("COMMIT")
             except BaseException:
                 if conn.in_transaction:
@@ -460,6 +478,26 @@ class SqliteLog:
         except sqlite3.Error as error:
             raise _typed(error, self._path, "append", self._timeout) from error
         self._next = first + len(texts)
+        bell = self._bell  # within the process: at once (R36)
+        if texts:
+            bell.ring(f"events:{self._agent_id}")
+        if consumed:
+            bell.ring(f"outcome:{self._agent_id}")
+
+    def pending_posts(self, limit: int) -> list[PendingPost]:
+        """The agent's oldest unconsumed posts (R35), by ``post_id``; needs no ownership."""
+        with self._errors("read posts"):
+            conn = self.connection
+            if not self._has_posts:
+                self._has_posts = sqlite_posts.has_posts(conn)
+                if not self._has_posts:
+                    return []
+            return sqlite_posts.pending(conn, self._agent_id, limit)
+
+    def post_wake(self) -> SqliteWake:
+        """What the owner awaits between posts: a post rung in this process, or any commit
+        of another connection (R36). Call inside the event loop."""
+        return SqliteWake(self._path, f"post:{self._agent_id}")
 
     def _check_next(self, conn: sqlite3.Connection) -> int:
         """The agent's next seq, if it is the one this owner expects (else ``LogFenced``)."""

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from .posts_support import backend, store  # noqa: F401 - the store fixtures of the post tests
+
 HERE = Path(__file__).resolve().parent
 
 

@@ -493,3 +493,65 @@ def test_SH9_the_read_only_reader_rereads_a_file_that_changed_meanwhile(
     monkeypatch.setattr(sqlite_module, "_fingerprint", lambda _path: os.urandom(4))
     with pytest.raises(LogUnavailable, match="changed during"):
         list(iter_sqlite_log(path))
+
+
+_WRITER = """
+import sys
+from inbox_core import create_user_message
+from inbox_core.commands import queue
+from inbox_core.reducer import reduce
+from inbox_core.shell import SqliteLog
+from inbox_core.state import AgentState
+
+path = sys.argv[1]
+log = SqliteLog(path, agent_id="a")
+log.acquire()
+state = AgentState()
+for line in sys.stdin:  # one append per line; 'open' opens another log on the same file
+    if line.strip() == "open":
+        SqliteLog(path, agent_id="b")  # kept open, never owned
+    else:
+        transition = reduce(state, queue(create_user_message(line.strip())))
+        log.append(transition.durable)
+        state = transition.state
+    print("ok", flush=True)
+"""
+
+
+def test_R27_opening_a_second_log_keeps_sqlite_locks_so_no_commit_is_lost(tmp_path: Path) -> None:
+    """A process that opens one more SqliteLog on a file it writes must keep SQLite's POSIX
+    locks on it: a closing connection in another process that saw no other user would
+    checkpoint and delete the -wal file, and every later commit of the writer would go to
+    the deleted file (invisible to all, lost at a kill -9)."""
+    path = tmp_path / "agents.db"
+    writer = subprocess.Popen(
+        [sys.executable, "-c", _WRITER, str(path)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert writer.stdin is not None
+    assert writer.stdout is not None
+
+    def send(line: str) -> None:
+        writer.stdin.write(line + "\n")
+        writer.stdin.flush()
+        assert writer.stdout.readline() == "ok\n"
+
+    def count() -> int:
+        conn = sqlite3.connect(path)
+        try:
+            return int(conn.execute("SELECT COUNT(*) FROM events").fetchone()[0])
+        finally:
+            conn.close()  # a reader's close: the moment a lost lock would be fatal
+
+    try:
+        send("one")
+        send("open")
+        assert count() == 1
+        send("two")
+        assert count() == 2, "the writer's commit went to a deleted -wal file"
+    finally:
+        writer.kill()
+        writer.wait()
+    assert count() == 2

@@ -1,0 +1,144 @@
+"""``inbox-core post`` and ``inbox-core watch``: delivery from any process (R35, R36).
+
+``post`` writes one caller command for an agent into a store (``sqlite:PATH``
+or a ``postgresql://`` URL) and prints its receipt; with ``--wait`` it waits
+for the agent's owner to decide it. ``watch`` prints an agent's durable
+events in the demo's timeline form as they are appended (a ``tail -f`` for
+an agent), without owning it. Both need no ownership and change no log.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+from pathlib import Path
+from typing import Any, Final
+
+from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, format_durable, out
+from inbox_core.codec import event_to_json
+from inbox_core.commands import (
+    Cancel,
+    Command,
+    Expectation,
+    ExpectIdle,
+    ExpectTurn,
+    followup,
+    inject,
+    queue,
+    steer,
+)
+from inbox_core.errors import InboxCoreError
+from inbox_core.values import UserMessage, create_user_message
+
+__all__ = ["INTENTS", "parse_expect", "run_post", "run_watch"]
+
+INTENTS: Final = {"followup": followup, "queue": queue, "steer": steer, "inject": inject}
+"""The four intents ``post`` offers, by flag (R15)."""
+
+
+def parse_expect(text: str) -> Expectation:
+    """``idle`` or ``turn:N`` (R34); argparse's type for ``--expect``."""
+    if text == "idle":
+        return ExpectIdle()
+    kind, _, number = text.partition(":")
+    if kind == "turn" and number.isdigit() and int(number) >= 1:
+        return ExpectTurn(int(number))
+    raise argparse.ArgumentTypeError(f"expected 'idle' or 'turn:N' (N >= 1), got {text!r}")
+
+
+def _command(args: argparse.Namespace) -> Command:
+    if args.cancel:
+        return Cancel(keep_inbox=args.keep_inbox, expect=args.expect)
+    intent, text = args.intent
+    message = UserMessage(args.id, text) if args.id is not None else create_user_message(text)
+    return INTENTS[intent](message, expect=args.expect)
+
+
+def _open(spec: str) -> Any:
+    from inbox_core.shell.stores import open_store  # noqa: PLC0415 - the shell, on demand
+
+    return open_store(spec)
+
+
+def run_post(args: argparse.Namespace) -> int:
+    if args.cancel == (args.intent is not None):
+        err("inbox-core post: give one of --followup, --queue, --steer, --inject TEXT or --cancel")
+        return EXIT_USAGE
+    if args.keep_inbox and not args.cancel:
+        err("inbox-core post: --keep-inbox goes with --cancel")
+        return EXIT_USAGE
+    if args.cancel and args.id is not None:
+        err("inbox-core post: --id names the posted message; --cancel posts none")
+        return EXIT_USAGE
+    try:
+        command = _command(args)
+        store = _open(args.store)
+    except InboxCoreError as error:
+        err(f"inbox-core post: {type(error).__name__}: {error}")
+        return EXIT_FAILURE
+    try:
+        receipt = store.post(args.agent, command, key=args.key)
+        out(f"posted {receipt.post_id} for agent {receipt.agent_id!r}")
+        if not args.wait:
+            return EXIT_OK
+        outcome = asyncio.run(store.wait(receipt, timeout=args.timeout))
+    except InboxCoreError as error:
+        err(f"inbox-core post: {type(error).__name__}: {error}")
+        return EXIT_FAILURE
+    finally:
+        store.close()
+    error_name = getattr(outcome, "error", None)
+    if error_name is None:
+        out("applied")
+        return EXIT_OK
+    out(f"rejected: {error_name}: {outcome.message}")
+    return EXIT_FAILURE
+
+
+async def _watch(store: Any, args: argparse.Namespace) -> int:
+    if not args.follow:  # what the log holds now, then exit
+        log = store.log(args.agent)
+        try:
+            events = log.read()
+        finally:
+            log.close()
+        for seq in range(args.since, len(events)):
+            _print(seq, events[seq], args.json)
+        if not events:
+            err(f"inbox-core watch: agent {args.agent!r} has no events in this store")
+        return EXIT_OK
+    async for seq, event in store.watch(args.agent, since=args.since):
+        _print(seq, event, args.json)
+    return EXIT_OK  # pragma: no cover - a watch follows until interrupted
+
+
+def _print(seq: int, event: Any, as_json: bool) -> None:
+    if as_json:
+        document = {"seq": seq, **event_to_json(event)}
+        out(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
+    else:
+        out(format_durable(seq, event))
+
+
+def run_watch(args: argparse.Namespace) -> int:
+    from inbox_core.shell.stores import parse_store  # noqa: PLC0415
+
+    kind, target = parse_store(args.store)
+    if kind == "sqlite" and not Path(target).exists():  # a watch creates no file
+        err(f"inbox-core watch: no such file: {target}")
+        return EXIT_FAILURE
+    try:
+        store = _open(args.store)
+    except InboxCoreError as error:
+        err(f"inbox-core watch: {type(error).__name__}: {error}")
+        return EXIT_FAILURE
+    try:
+        return asyncio.run(_watch(store, args))
+    except InboxCoreError as error:
+        err(f"inbox-core watch: {type(error).__name__}: {error}")
+        return EXIT_FAILURE
+    except KeyboardInterrupt:
+        return EXIT_OK  # Ctrl-C ends a tail -f
+    finally:
+        store.close()

@@ -1,0 +1,312 @@
+"""Posts (R35): what any process hands an agent it does not own, and the table they wait in.
+
+A post is one caller command in its JSON command form (``command_to_json``,
+brief section 8), written as a row of the posts table of the database the
+agent's log lives in. The agent's owner consumes it and appends the events
+its command caused in one transaction (``PostingLog.append(events,
+consumed=...)``), so no crash or takeover loses a post or applies it twice.
+
+This module is the one source of the table layout (``POSTS_COLUMNS``; the
+SQLite and PostgreSQL DDL are derived from it), of the values a poster sees
+(``Receipt``, ``PostPending``, ``PostApplied``, ``PostRejected``) and of the
+check every post goes through, at post time and again when it is served
+(``encode_post``, ``decode_post``). See specs/shell.md section 12.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Final, Protocol, TypeAlias
+
+import attrs
+
+from inbox_core import limits
+from inbox_core.codec import command_from_json, command_to_json
+from inbox_core.commands import Cancel, Clear, Command, Move, Remove, Replace, Send, Splice
+from inbox_core.errors import DecodeError, InboxCoreError, InvalidInput
+from inbox_core.events import DurableEvent
+
+__all__ = [
+    "MAX_KEY_LENGTH",
+    "NOTIFY_CHANNEL",
+    "POSTABLE_TYPES",
+    "POSTS_COLUMNS",
+    "Consumed",
+    "NotPostable",
+    "PendingPost",
+    "PostApplied",
+    "PostOutcome",
+    "PostPending",
+    "PostRejected",
+    "PostTimeout",
+    "PostingLog",
+    "Receipt",
+    "UnknownReceipt",
+    "decode_post",
+    "encode_post",
+    "post_key",
+]
+
+POSTABLE_TYPES: Final[tuple[type[Command], ...]] = (
+    Send,
+    Splice,
+    Clear,
+    Replace,
+    Remove,
+    Move,
+    Cancel,
+)
+"""The caller commands any process may post (R35). ``Dispose`` is the owner's process
+lifecycle (it leaves no durable trace); ``Resume``, maintenance and host reports belong
+to the owner's driver."""
+
+MAX_KEY_LENGTH: Final = limits.MAX_AGENT_ID_LENGTH
+"""The longest idempotency key (characters): the limits of an agent id."""
+
+NOTIFY_CHANNEL: Final = "inbox_core"
+"""PostgreSQL: the channel every change is notified on, in the changing transaction; the
+payload is ``post:<agent>``, ``events:<agent>`` or ``outcome:<agent>``."""
+
+
+# ---------------------------------------------------------------------- values
+
+
+@attrs.frozen
+class Receipt:
+    """A durable post: agent ``agent_id``'s post number ``post_id`` (unique in its database,
+    never reused)."""
+
+    agent_id: str
+    post_id: int
+
+
+@attrs.frozen
+class PostPending:
+    """The post waits for the agent's owner (none may be serving it now)."""
+
+
+@attrs.frozen
+class PostApplied:
+    """The owner applied the post: its command's events are in the log (R35)."""
+
+
+@attrs.frozen
+class PostRejected:
+    """The core refused the command: ``error`` is the typed error's class name (e.g.
+    ``"AgentBusy"``), ``message`` its text. Nothing was appended for it."""
+
+    error: str
+    message: str
+
+
+PostOutcome: TypeAlias = PostPending | PostApplied | PostRejected
+
+
+class NotPostable(InvalidInput):
+    """``post`` refuses a command that is not a caller command of R35 (``Dispose``,
+    ``Resume``, maintenance, host reports) or an argument it cannot store; nothing was
+    written. A served row holding one is consumed with this error."""
+
+
+class PostTimeout(InboxCoreError, TimeoutError):
+    """``wait`` timed out before the post was decided (it may still be applied later)."""
+
+
+class UnknownReceipt(InboxCoreError):
+    """No post with this receipt in the store (never made here, or pruned)."""
+
+
+# ---------------------------------------------------------------- the command
+
+
+def encode_post(command: object) -> str:
+    """The compact JSON text a post stores, after every check that can be made before
+    the owner sees it: a postable command (``NotPostable``) that decodes back (R35)."""
+    if not isinstance(command, POSTABLE_TYPES):
+        raise NotPostable(_not_postable(command))
+    text = limits.dump_json(command_to_json(command))
+    decode_post(text)  # what the owner will do: a command that cannot come back is refused
+    return text
+
+
+def decode_post(text: object) -> Command:
+    """The command of a stored post; ``DecodeError`` (or ``NotPostable``) saying why not.
+
+    Rows are written by any producer, in any language: nothing here trusts them.
+    """
+    if not isinstance(text, str):
+        raise DecodeError(f"the post's command is not text but {type(text).__name__}")
+    if len(text) > limits.MAX_JSON_SIZE:
+        raise DecodeError(
+            f"the post's command is {len(text)} characters long, over {limits.MAX_JSON_SIZE}"
+        )
+    try:
+        document = limits.parse_json(text)
+    except InvalidInput as error:
+        raise DecodeError(f"the post's command: {error}") from None
+    except ValueError as error:
+        raise DecodeError(f"the post's command is not JSON: {error}") from None
+    command = command_from_json(document)
+    if not isinstance(command, POSTABLE_TYPES):
+        raise NotPostable(_not_postable(command))
+    return command
+
+
+def _not_postable(command: object) -> str:
+    name = type(command).__name__
+    if name in ("Dispose", "Resume", "BeginMaintenance", "EndMaintenance"):
+        why = "the owner's lifecycle, not a caller command"
+    elif name in ("PreStepDecided", "PreStepFailed", "StepFinished", "TurnStoppingDone"):
+        why = "a host report, which only the owner's driver makes"
+    else:
+        why = "not a command"
+    allowed = ", ".join(cls.__name__ for cls in POSTABLE_TYPES)
+    return f"cannot post {name} ({why}); a post holds one of {allowed}; nothing was written"
+
+
+def post_key(key: object) -> str | None:
+    """An idempotency key: None, or a non-empty str with the limits of an agent id."""
+    if key is None:
+        return None
+    try:
+        return limits.agent_id(key)
+    except InvalidInput as error:
+        raise InvalidInput(str(error).replace("agent_id", "key", 1)) from None
+
+
+def outcome_from_row(outcome: object, error: object, message: object) -> PostOutcome:
+    """The outcome of a stored row (``outcome`` NULL while pending)."""
+    if outcome is None:
+        return PostPending()
+    if outcome == "applied":
+        return PostApplied()
+    return PostRejected(str(error), str(message))
+
+
+# ----------------------------------------------------------- the owner's side
+
+
+@attrs.frozen
+class PendingPost:
+    """An unconsumed row: its id and its command text (anything a producer wrote)."""
+
+    post_id: int
+    command: object
+
+
+@attrs.frozen
+class Consumed:
+    """A post decided by the owner, written in the transaction that appends its events."""
+
+    post_id: int
+    outcome: PostApplied | PostRejected
+
+    def columns(self) -> tuple[str, str | None, str | None]:
+        """``(outcome, error, message)`` as stored."""
+        if isinstance(self.outcome, PostRejected):
+            return "rejected", self.outcome.error, self.outcome.message
+        return "applied", None, None
+
+
+class PostingLog(Protocol):
+    """A log that serves posts (``SqliteLog``, ``PostgresLog``)."""
+
+    @property
+    def agent_id(self) -> str: ...
+
+    def pending_posts(self, limit: int) -> list[PendingPost]:
+        """The agent's oldest unconsumed posts, by ``post_id``; needs no ownership."""
+
+    def append(self, events: Sequence[DurableEvent], *, consumed: Sequence[Consumed] = ()) -> None:
+        """Append ``events`` and mark ``consumed`` in one transaction, if this object owns the
+        log (else ``LogFenced``, nothing written)."""
+
+
+# ------------------------------------------------------------ the table layout
+
+
+@attrs.frozen
+class Column:
+    name: str
+    sqlite: str
+    postgres: str
+    meaning: str
+
+
+_SQLITE_NOW: Final = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+_OUTCOMES: Final = "CHECK (outcome IN ('applied', 'rejected'))"
+
+POSTS_COLUMNS: Final = (
+    Column(
+        "post_id",
+        "INTEGER PRIMARY KEY AUTOINCREMENT",
+        "bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY",
+        "assigned by the database, never reused; the order posts are applied in",
+    ),
+    Column("agent_id", "TEXT NOT NULL", "text NOT NULL", "the agent the post is for"),
+    Column("command", "TEXT NOT NULL", "text NOT NULL", "the command's JSON form (section 8)"),
+    Column("key", "TEXT", "text", "idempotency key, NULL for none; unique per agent"),
+    Column(
+        "posted_at",
+        f"TEXT NOT NULL DEFAULT ({_SQLITE_NOW})",
+        "timestamptz NOT NULL DEFAULT clock_timestamp()",
+        "when the row was written (the database's clock)",
+    ),
+    Column(
+        "outcome",
+        f"TEXT {_OUTCOMES}",
+        f"text {_OUTCOMES}",
+        "NULL while pending, then 'applied' or 'rejected'",
+    ),
+    Column("error", "TEXT", "text", "a rejected command's error class name"),
+    Column("message", "TEXT", "text", "a rejected command's error text"),
+    Column("decided_at", "TEXT", "timestamptz", "when the owner consumed it"),
+)
+
+
+def _create(table: str, dialect: str, exists: str) -> str:
+    lines = [f"    {c.name} {getattr(c, dialect)}" for c in POSTS_COLUMNS]
+    lines.append("    UNIQUE (agent_id, key)")
+    return f"CREATE TABLE {exists}{table} (\n" + ",\n".join(lines) + "\n)"
+
+
+SQLITE_POSTS: Final = "posts"
+SQLITE_DDL: Final = (
+    _create(SQLITE_POSTS, "sqlite", "IF NOT EXISTS "),
+    f"CREATE INDEX IF NOT EXISTS posts_pending ON {SQLITE_POSTS} (agent_id, post_id) "
+    "WHERE outcome IS NULL",
+)
+SQLITE_NOW: Final = _SQLITE_NOW
+
+PG_POSTS: Final = "inbox_core_posts"
+PG_DDL: Final = (
+    _create(PG_POSTS, "postgres", "IF NOT EXISTS "),
+    f"CREATE INDEX IF NOT EXISTS inbox_core_posts_pending ON {PG_POSTS} (agent_id, post_id) "
+    "WHERE outcome IS NULL",
+    f"""CREATE OR REPLACE FUNCTION inbox_core_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('{NOTIFY_CHANNEL}', TG_ARGV[0] || ':' || agent_id)
+       FROM (SELECT DISTINCT agent_id FROM changed) AS c;
+    RETURN NULL;
+END $$""",
+    f"CREATE OR REPLACE TRIGGER inbox_core_posted AFTER INSERT ON {PG_POSTS} "
+    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
+    "EXECUTE FUNCTION inbox_core_notify('post')",
+    f"CREATE OR REPLACE TRIGGER inbox_core_decided AFTER UPDATE ON {PG_POSTS} "
+    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
+    "EXECUTE FUNCTION inbox_core_notify('outcome')",
+    "CREATE OR REPLACE TRIGGER inbox_core_appended AFTER INSERT ON inbox_core_events "
+    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
+    "EXECUTE FUNCTION inbox_core_notify('events')",
+)
+
+SQLITE_INSERT: Final = (
+    f"INSERT INTO {SQLITE_POSTS} (agent_id, command, key) VALUES (?, ?, ?) "
+    "ON CONFLICT (agent_id, key) DO NOTHING RETURNING post_id"
+)
+PG_INSERT: Final = (
+    f"INSERT INTO {PG_POSTS} (agent_id, command, key) VALUES (%(agent)s, %(command)s, %(key)s) "
+    "ON CONFLICT (agent_id, key) DO NOTHING RETURNING post_id"
+)
+"""The one statement a producer runs (any language): ``post_id`` back, or no row when the
+key was posted before (then read that post's id by ``agent_id`` and ``key``)."""

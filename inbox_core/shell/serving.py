@@ -1,0 +1,170 @@
+"""A ``LoopAgent`` serving its log's posts (R35, R36; specs/shell.md section 12).
+
+While the agent owns a log that holds posts (``SqliteLog``, ``PostgresLog``),
+one ``PostServer`` task waits for a post (``log.post_wake()``), reads the
+oldest pending ones, reduces them one at a time against the agent's state,
+and hands the batch back to the agent: one ``append`` with the events of
+every applied command and the outcome of every post, then each command is
+committed and announced in order, exactly as if the owner had issued them.
+Everything between the read and the commit is synchronous, on the event
+loop: a post interleaves with the owner's own commands and with a turn in
+progress at command boundaries only, like any in-process command.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Final, Protocol
+
+from inbox_core.errors import InboxCoreError, LogFenced
+from inbox_core.reducer import reduce
+from inbox_core.shell.logs import LogUnavailable
+from inbox_core.shell.posts import (
+    Consumed,
+    PendingPost,
+    PostApplied,
+    PostRejected,
+    decode_post,
+)
+from inbox_core.state import AgentState, Transition
+
+if TYPE_CHECKING:
+    from inbox_core.shell.agent import LoopAgent
+
+__all__ = ["BATCH", "PostServer", "decide"]
+
+logger: Final = logging.getLogger("inbox_core.shell")
+
+BATCH: Final = 64
+"""The most posts consumed in one transaction."""
+RETRY_SECONDS: Final = 0.5
+"""How long the server waits after the store failed (``LogUnavailable``) before it looks again."""
+
+
+class Wake(Protocol):
+    async def wait(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+class ServingLog(Protocol):
+    def pending_posts(self, limit: int) -> list[PendingPost]: ...
+
+    def post_wake(self) -> Wake: ...
+
+
+def _rejected(error: BaseException) -> PostRejected:
+    try:
+        message = str(error)
+    except Exception:  # an error whose str raises is still an outcome (R33's spirit)
+        message = "<the error's message cannot be rendered>"
+    return PostRejected(type(error).__name__, message)
+
+
+def decide(
+    state: AgentState, posts: Sequence[PendingPost]
+) -> tuple[list[Transition], list[Consumed]]:
+    """Reduce ``posts`` in order from ``state``: the transitions of the applied ones and the
+    outcome of every one. A rejected command (a typed error, or a row that does not decode)
+    changes nothing; no post can stop the agent."""
+    transitions: list[Transition] = []
+    consumed: list[Consumed] = []
+    for post in posts:
+        try:
+            transition = reduce(state, decode_post(post.command))
+        except InboxCoreError as error:
+            consumed.append(Consumed(post.post_id, _rejected(error)))
+            continue
+        except Exception as error:  # a core bug: recorded, and the agent keeps serving
+            logger.error("a post raised %s in the reducer", type(error).__name__, exc_info=error)
+            consumed.append(Consumed(post.post_id, _rejected(error)))
+            continue
+        state = transition.state
+        transitions.append(transition)
+        consumed.append(Consumed(post.post_id, PostApplied()))
+    return transitions, consumed
+
+
+class PostServer:
+    """Serves one agent's posts while it owns its log; ``stop`` (detach, dispose) ends it."""
+
+    __slots__ = ("_agent", "_log", "_stopped", "_task")
+
+    def __init__(self, agent: LoopAgent, log: ServingLog) -> None:
+        self._agent = agent
+        self._log = log
+        self._task: asyncio.Task[None] | None = None
+        self._stopped = False
+
+    @classmethod
+    def attach(cls, agent: LoopAgent) -> PostServer | None:
+        """A server for ``agent`` if its log serves posts, else None."""
+        log = agent.log
+        if callable(getattr(log, "pending_posts", None)) and callable(
+            getattr(log, "post_wake", None)
+        ):
+            return cls(agent, log)  # type: ignore[arg-type]
+        return None
+
+    def _active(self) -> bool:
+        agent = self._agent
+        return not (self._stopped or agent.detached or agent.state.disposed)
+
+    def drain(self) -> bool:
+        """Apply one batch of pending posts (synchronous); whether a full batch was read."""
+        if not self._active():
+            return False
+        posts = self._log.pending_posts(BATCH)
+        if posts:
+            transitions, consumed = decide(self._agent.state, posts)
+            self._agent._record_posts(transitions, consumed)
+        return len(posts) == BATCH
+
+    def drain_quietly(self) -> None:
+        """``drain`` at construction: a store failure is left to the task to retry."""
+        try:
+            self.drain()
+        except LogUnavailable as error:
+            logger.warning("serving posts: %s; retrying", error)
+
+    def ensure_task(self) -> None:
+        """Start the serving task in the running loop, once (none without a loop)."""
+        task = self._task
+        if self._stopped or (task is not None and not task.get_loop().is_closed()):
+            return
+        try:
+            loop = asyncio.get_running_loop()
+        except RuntimeError:
+            return
+        self._task = loop.create_task(self._serve(), name="inbox_core.shell posts")
+
+    def stop(self) -> None:
+        self._stopped = True
+        task, self._task = self._task, None
+        if task is not None and task is not asyncio.current_task():
+            task.cancel()
+
+    async def _serve(self) -> None:
+        wake = self._log.post_wake()  # registered before the first look: nothing is missed
+        try:
+            while self._active():
+                try:
+                    more = self.drain()
+                except LogUnavailable as error:
+                    logger.warning("serving posts: %s; retrying", error)
+                    await asyncio.sleep(RETRY_SECONDS)
+                    continue
+                except (LogFenced, InboxCoreError) as error:  # fenced or detached: done
+                    logger.warning("serving posts stopped: %s", error)
+                    return
+                except Exception as error:  # pragma: no cover - a bug: say so, never loop on it
+                    logger.error("serving posts stopped", exc_info=error)
+                    return
+                if more:
+                    await asyncio.sleep(0)  # let the loop run between full batches
+                else:
+                    await wake.wait()
+        finally:
+            wake.close()

@@ -1,0 +1,361 @@
+"""Waking whoever waits on a store (R36): a post for its owner, events for a watcher, an
+outcome for a poster.
+
+A ``Bell`` rings keys (``"post:<agent>"``, ``"events:<agent>"``,
+``"outcome:<agent>"``) to ``Chime``s, each an asyncio event of one loop
+(rung from any thread). Within one process a writer rings the bell of its
+database at once. Across processes:
+
+- SQLite: one ``SqlitePoller`` per database file and event loop checks
+  ``PRAGMA data_version`` on its own connection every
+  ``SQLITE_POLL_SECONDS`` while anyone waits (it changes when another
+  connection commits: a read of shared memory, no I/O); on a change it
+  rings ``post:<agent>`` for each agent with a new post, and every watcher
+  and outcome waiter of the file. The cost is one pragma per interval
+  however many agents wait; each waiter also looks again every
+  ``SQLITE_FALLBACK_SECONDS``;
+- PostgreSQL: a ``PgListener`` holds one ``LISTEN`` connection and rings the
+  payload of every notification (sent by triggers inside the changing
+  transaction, never before its commit); a waiter also wakes every
+  ``PG_POLL_SECONDS`` (the slow poll for a notification lost with its
+  connection), and the listener rings every key after it (re)connects.
+
+A wake means "look again": waiters always re-read the database.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib
+import logging
+import os
+import sqlite3
+import threading
+import weakref
+from typing import Any, Final
+
+from inbox_core.shell.posts import NOTIFY_CHANNEL
+
+__all__ = [
+    "PG_POLL_SECONDS",
+    "SQLITE_POLL_SECONDS",
+    "Bell",
+    "Chime",
+    "PgListener",
+    "SqlitePoller",
+    "SqliteWake",
+    "data_version",
+    "pg_listener",
+    "sqlite_bell",
+]
+
+logger: Final = logging.getLogger("inbox_core.shell")
+
+SQLITE_POLL_SECONDS: Final = 0.005
+"""How often a file's poller checks for another process's commit (``PRAGMA data_version``)."""
+SQLITE_FALLBACK_SECONDS: Final = 1.0
+"""How often an SQLite waiter looks again with no wake (its poller failing, say)."""
+PG_POLL_SECONDS: Final = 2.0
+"""The slow poll of a PostgreSQL waiter: how late a post whose notification was lost is seen."""
+PG_LINGER_SECONDS: Final = 30.0
+"""How long a ``LISTEN`` connection stays open after its last waiter left."""
+_RECONNECT_SECONDS: Final = 0.5
+
+
+class Chime:
+    """One waiter's wake-up: rung by its ``Bell`` from any thread, awaited in its loop."""
+
+    __slots__ = ("_bell", "_event", "_key", "_loop")
+
+    def __init__(self, bell: Bell, key: str) -> None:
+        self._bell = bell
+        self._key = key
+        self._loop = asyncio.get_running_loop()
+        self._event = asyncio.Event()
+
+    def ring(self) -> None:
+        with contextlib.suppress(RuntimeError):  # the loop was closed: nobody waits
+            self._loop.call_soon_threadsafe(self._event.set)
+
+    async def wait(self, timeout: float) -> bool:
+        """True when rung (since the last wait), False after ``timeout`` seconds."""
+        try:
+            await asyncio.wait_for(self._event.wait(), timeout)
+        except TimeoutError:
+            return False
+        self._event.clear()
+        return True
+
+    def close(self) -> None:
+        self._bell.remove(self._key, self)
+
+    def __enter__(self) -> Chime:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class Bell:
+    """Rings chimes by key; thread-safe."""
+
+    __slots__ = ("_chimes", "_lock")
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._chimes: dict[str, set[Chime]] = {}
+
+    def chime(self, key: str) -> Chime:
+        """A chime for ``key`` in the running loop (register it before looking)."""
+        chime = Chime(self, key)
+        with self._lock:
+            self._chimes.setdefault(key, set()).add(chime)
+        return chime
+
+    def remove(self, key: str, chime: Chime) -> None:
+        with self._lock:
+            chimes = self._chimes.get(key)
+            if chimes is not None:
+                chimes.discard(chime)
+                if not chimes:
+                    del self._chimes[key]
+
+    def ring(self, key: str) -> None:
+        with self._lock:
+            chimes = tuple(self._chimes.get(key, ()))
+        for chime in chimes:
+            chime.ring()
+
+    def ring_prefix(self, prefix: str) -> None:
+        with self._lock:
+            chimes = [
+                c for key, group in self._chimes.items() if key.startswith(prefix) for c in group
+            ]
+        for chime in chimes:
+            chime.ring()
+
+    def ring_all(self) -> None:
+        with self._lock:
+            chimes = [chime for group in self._chimes.values() for chime in group]
+        for chime in chimes:
+            chime.ring()
+
+
+_SQLITE_BELLS: dict[str, Bell] = {}
+_SQLITE_BELLS_LOCK: Final = threading.Lock()
+
+
+def sqlite_bell(path: str) -> Bell:
+    """The process's bell of one SQLite database file (by ``realpath``)."""
+    where = os.path.realpath(path)
+    with _SQLITE_BELLS_LOCK:
+        bell = _SQLITE_BELLS.get(where)
+        if bell is None:
+            bell = _SQLITE_BELLS[where] = Bell()
+        return bell
+
+
+class SqlitePoller:
+    """Notices other connections' commits to one SQLite file for the waiters of one event
+    loop: one task and one connection, running while anyone waits (``acquire``/``release``)."""
+
+    __slots__ = ("_bell", "_path", "_task", "_users")
+
+    def __init__(self, path: str, bell: Bell) -> None:
+        self._path = path
+        self._bell = bell
+        self._users = 0
+        self._task: asyncio.Task[None] | None = None
+
+    def acquire(self) -> None:
+        self._users += 1
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(
+                self._poll(), name="inbox_core.shell SQLite poller"
+            )
+
+    def release(self) -> None:
+        self._users -= 1
+        if self._users <= 0 and self._task is not None:
+            self._task.cancel()
+            self._task = None
+
+    async def _poll(self) -> None:
+        while True:
+            try:
+                conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+                try:
+                    await self._watch(conn)
+                finally:
+                    conn.close()
+            except sqlite3.Error as error:  # the waiters' own reads say what is wrong
+                logger.debug("inbox_core SQLite poller of %r: %s", self._path, error)
+                self._bell.ring_all()
+            await asyncio.sleep(SQLITE_FALLBACK_SECONDS)
+
+    async def _watch(self, conn: sqlite3.Connection) -> None:
+        version = data_version(conn)
+        last_post = _last_post(conn)
+        while True:
+            await asyncio.sleep(SQLITE_POLL_SECONDS)
+            now = data_version(conn)
+            if now == version:
+                continue
+            version = now
+            for agent_id, post_id in _new_posts(conn, last_post):
+                last_post = max(last_post, post_id)
+                self._bell.ring(f"post:{agent_id}")
+            self._bell.ring_prefix("events:")
+            self._bell.ring_prefix("outcome:")
+
+
+def data_version(conn: sqlite3.Connection) -> int:
+    """SQLite's count of commits by other connections, as this connection last saw it."""
+    return int(conn.execute("PRAGMA data_version").fetchone()[0])
+
+
+def _last_post(conn: sqlite3.Connection) -> int:
+    try:
+        row = conn.execute("SELECT COALESCE(MAX(post_id), 0) FROM posts").fetchone()
+    except sqlite3.OperationalError:  # no posts table (yet): every post is new
+        return 0
+    return int(row[0])
+
+
+def _new_posts(conn: sqlite3.Connection, after: int) -> list[tuple[str, int]]:
+    try:
+        rows = conn.execute(
+            "SELECT agent_id, MAX(post_id) FROM posts WHERE post_id > ? GROUP BY agent_id",
+            (after,),
+        ).fetchall()
+    except sqlite3.OperationalError:
+        return []
+    return [(str(agent_id), int(post_id)) for agent_id, post_id in rows]
+
+
+_POLLERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, SqlitePoller]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+class SqliteWake:
+    """A waiter on one SQLite file: rung within the process at once, and by the file's
+    poller when another process commits (R36)."""
+
+    __slots__ = ("_chime", "_poller")
+
+    def __init__(self, path: str, key: str) -> None:
+        where = os.path.realpath(path)
+        self._chime = sqlite_bell(where).chime(key)
+        by_path = _POLLERS.setdefault(asyncio.get_running_loop(), {})
+        poller = by_path.get(where)
+        if poller is None:
+            poller = by_path[where] = SqlitePoller(where, sqlite_bell(where))
+        poller.acquire()
+        self._poller = poller
+
+    async def wait(self) -> None:
+        """Return once rung, or after ``SQLITE_FALLBACK_SECONDS``."""
+        await self._chime.wait(SQLITE_FALLBACK_SECONDS)
+
+    def close(self) -> None:
+        self._chime.close()
+        self._poller.release()
+
+
+class PgWake:
+    """A chime of a ``PgListener``'s bell, with the slow poll."""
+
+    __slots__ = ("_chime", "_listener")
+
+    def __init__(self, listener: PgListener, key: str) -> None:
+        self._listener = listener
+        self._chime = listener.bell.chime(key)
+
+    async def wait(self) -> None:
+        await self._chime.wait(PG_POLL_SECONDS)
+
+    def close(self) -> None:
+        self._chime.close()
+        self._listener.release()
+
+
+_LISTENERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, PgListener]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def pg_listener(conninfo: str) -> PgListener:
+    """The running loop's listener of one database (by conninfo): one ``LISTEN`` connection
+    serves every log and store of that database in the loop, however many agents."""
+    by_conninfo = _LISTENERS.setdefault(asyncio.get_running_loop(), {})
+    listener = by_conninfo.get(conninfo)
+    if listener is None:
+        listener = by_conninfo[conninfo] = PgListener(conninfo)
+    return listener
+
+
+class PgListener:
+    """One ``LISTEN inbox_core`` connection in one event loop, shared by reference count.
+
+    ``acquire``/``release`` count its users; the task runs while anyone uses it
+    and reconnects (ringing every key) after a lost connection.
+    """
+
+    __slots__ = ("_conninfo", "_idle", "_task", "_users", "bell", "listening")
+
+    def __init__(self, conninfo: str) -> None:
+        self._conninfo = conninfo
+        self.bell = Bell()
+        self._users = 0
+        self._task: asyncio.Task[None] | None = None
+        self._idle: asyncio.TimerHandle | None = None
+        self.listening = asyncio.Event()
+
+    def wake(self, key: str) -> PgWake:
+        """A wake for ``key`` (starts the listener if it is the first user)."""
+        self._users += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(
+                self._listen(), name="inbox_core.shell LISTEN"
+            )
+        return PgWake(self, key)
+
+    def release(self) -> None:
+        """One user fewer; the connection stays ``PG_LINGER_SECONDS`` after the last one
+        (a poster's ``wait`` after each post would otherwise connect every time)."""
+        self._users -= 1
+        if self._users <= 0 and self._task is not None and self._idle is None:
+            self._idle = asyncio.get_running_loop().call_later(PG_LINGER_SECONDS, self._stop)
+
+    def _stop(self) -> None:
+        self._idle = None
+        if self._users <= 0 and self._task is not None:
+            self._task.cancel()
+            self._task = None
+            self.listening.clear()
+
+    async def _listen(self) -> None:
+        psycopg: Any = importlib.import_module("psycopg")
+        while True:
+            try:
+                conn = await psycopg.AsyncConnection.connect(self._conninfo, autocommit=True)
+                try:
+                    await conn.execute(f"LISTEN {NOTIFY_CHANNEL}")
+                    self.listening.set()
+                    self.bell.ring_all()  # what was notified while not listening is looked at
+                    async for note in conn.notifies():
+                        self.bell.ring(note.payload)
+                finally:
+                    self.listening.clear()
+                    with contextlib.suppress(Exception):
+                        await conn.close()
+            except asyncio.CancelledError:
+                raise
+            except Exception as error:  # the server went away: the slow poll covers the gap
+                logger.debug("inbox_core LISTEN connection lost: %s", error)
+            await asyncio.sleep(_RECONNECT_SECONDS)
