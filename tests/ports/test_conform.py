@@ -10,6 +10,8 @@ one-line reason and no traceback.
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -143,3 +145,45 @@ def test_r38_requests_outside_the_protocol_get_typed_errors_not_crashes() -> Non
 def test_r38_a_missing_port_command_is_a_port_failure() -> None:
     with pytest.raises(PortFailure, match="empty"):
         PortProcess("   ")
+
+
+# ------------------------------------------------------------ the JavaScript example
+
+
+JS_PORT = ROOT / "examples" / "port_js" / "port.js"
+
+
+def _node() -> str:
+    node = shutil.which("node")
+    if node is None:
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail("node is required under CI=true (the JavaScript port example)")
+        pytest.skip("no node on PATH")
+    return node
+
+
+def test_r38_the_javascript_example_port_passes_its_vectors_and_random_runs() -> None:
+    """examples/port_js/port.js declares the inbox part only: every vector that part covers
+    and a random budget agree with the reference (int64 and float literals included)."""
+    status, summary, _ = conform("--port", f"{_node()} {JS_PORT}", "--examples", "200")
+    assert status == 0, summary
+    assert summary["port"]["parts"] == ["inbox"]
+    assert summary["vectors"]["failed"] == []
+    assert summary["vectors"]["passed"] >= 15
+    assert summary["runs"]["played"] == 200
+
+
+def test_r38_the_kit_finds_a_fault_put_into_the_javascript_port(tmp_path: Path) -> None:
+    """The example is held to the reference, not to itself: the same port with contexts
+    announced after their message (R6) is caught and shrunk."""
+    broken = tmp_path / "port.js"
+    text = JS_PORT.read_text(encoding="utf-8")
+    faulty = text.replace("[...e.contexts, e.message]", "[e.message, ...e.contexts]")
+    assert faulty != text
+    broken.write_text(faulty, encoding="utf-8")
+    empty = tmp_path / "none"
+    empty.mkdir()
+    args = ("--vectors", str(empty), "--save", str(tmp_path / "saved"), "--examples", "300")
+    status, summary, _ = conform("--port", f"{_node()} {broken}", *args)
+    assert status == 1, summary
+    assert len(summary["steps"]) <= 4
