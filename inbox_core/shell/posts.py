@@ -16,7 +16,7 @@ check every post goes through, at post time and again when it is served
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Final, Protocol, TypeAlias
+from typing import Any, Final, Protocol, TypeAlias
 
 import attrs
 
@@ -25,6 +25,7 @@ from inbox_core.codec import command_from_json, command_to_json
 from inbox_core.commands import Cancel, Clear, Command, Move, Remove, Replace, Send, Splice
 from inbox_core.errors import DecodeError, InboxCoreError, InvalidInput
 from inbox_core.events import DurableEvent
+from inbox_core.validators import integer
 
 __all__ = [
     "MAX_KEY_LENGTH",
@@ -71,13 +72,18 @@ payload is ``post:<agent>``, ``events:<agent>`` or ``outcome:<agent>``."""
 # ---------------------------------------------------------------------- values
 
 
+def _agent(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    limits.agent_id(value)
+
+
 @attrs.frozen
 class Receipt:
     """A durable post: agent ``agent_id``'s post number ``post_id`` (unique in its database,
-    never reused)."""
+    never reused). Built by hand (a receipt kept by a web tier as two columns, say), it is
+    checked: ``InvalidInput`` for what no store could have returned."""
 
-    agent_id: str
-    post_id: int
+    agent_id: str = attrs.field(validator=_agent)
+    post_id: int = attrs.field(validator=integer(minimum=1))
 
 
 @attrs.frozen

@@ -493,3 +493,60 @@ def test_r35_specs_shell_md_documents_the_exact_table_and_insert() -> None:
         assert statement + ("" if statement is posts.SQLITE_INSERT else ";") in text, statement
     documented_pg = posts.PG_INSERT.replace("%(agent)s", "$1").replace("%(command)s", "$2")
     assert documented_pg.replace("%(key)s", "$3") in text
+
+
+# ------------------------------------------------------------------ hostile input
+
+
+@pytest.mark.parametrize(
+    ("agent", "post_id"), [("", 1), ("a", 0), ("a", "1"), ("a", True), ("a", 2**70), (None, 1)]
+)
+def test_r35_a_receipt_no_store_could_return_is_invalid_input(agent: Any, post_id: Any) -> None:
+    with pytest.raises(InvalidInput):
+        Receipt(agent, post_id)
+
+
+def test_r35_outcome_and_wait_refuse_what_is_no_receipt(store: AnyStore) -> None:
+    for bad in (None, ("a", 1), "a:1"):
+        with pytest.raises(InvalidInput):
+            store.outcome(bad)  # type: ignore[arg-type]
+
+    async def main() -> None:
+        with pytest.raises(InvalidInput):
+            await store.wait(Receipt("a", 1), timeout=float("nan"))
+
+    run_async(main)()
+
+
+def test_r36_watch_reports_a_garbage_event_row_as_corrupt_log_naming_its_seq(
+    store: AnyStore,
+) -> None:
+    """A row no writer of ours could have written (another program's, say) stops the watch
+    with CorruptLog at that seq, after the good events before it."""
+    from inbox_core.shell import CorruptLog
+
+    agent = agent_name()
+
+    async def main() -> None:
+        owner = LoopAgent(ScriptedHost(), log=store.log(agent))
+        owner.queue(msg("fine"))
+        await owner.detach()
+        table = "events" if isinstance(store, SqliteStore) else "inbox_core_events"
+        execute(
+            store,
+            f"INSERT INTO {table} (agent_id, seq, event) VALUES (%s, 1, %s)",
+            agent,
+            '{"type": "agent/inbox/spliced", "data": ' + "[" * 5000 + "]" * 5000 + "}",
+        )
+        seen: list[int] = []
+
+        async def follow() -> None:
+            async for seq, _ in store.watch(agent):
+                seen.append(seq)
+
+        with pytest.raises(CorruptLog) as info:
+            await follow()
+        assert seen == [0]
+        assert info.value.seq == 1
+
+    run_async(main)()
