@@ -1,24 +1,32 @@
 """``LoopAgent``: the asyncio shell around the pure reducer (brief section 9, specs/shell.md).
 
-Every command goes through one path, ``_apply``::
+Every command goes through one path (``_record``, with ``inbox_core.shell.commit``)::
 
-    transition = reduce(state, command)     # typed error -> raised, nothing changed
-    log.append(transition.durable)          # one call (one transaction) per command
-    state = transition.state                # commit; trip the turn's AbortSignal
+    transition = reduce(head, command)      # typed error -> raised, nothing changed
+    head = transition.state                 # what the next command is reduced against
+    writer.write(Part(log, transition.durable, ...))     # one atomic write per command
+    ... once durable, in order: state = transition.state   # adopt; trip the AbortSignal
     queue transition.notifications          # then deliver, in commit order, never nested
 
-Delivery and edit methods are synchronous. The driver is one asyncio task,
-alive exactly while a turn is open: it reads ``state.awaiting``, awaits the
-matching ``Host`` hook and feeds the answer back through ``_apply`` as the
-report the core awaits. It is started by the command that opens a turn (a
-waking send while idle, from anywhere, subscribers included) and keeps going
-across consecutive turns, since the core opens the next turn inside the
-report that ends the previous one (R19).
+With the default ``InlineWriter`` the write happens before the command
+returns (a failed write raises to the caller, nothing changed); with a
+``ThreadWriter`` (a ``Worker``'s group commit) it happens off the event loop
+and the agent adopts it when it is durable (``await agent.durable()``).
+Delivery and edit methods are synchronous either way. The driver is one
+asyncio task, alive exactly while a turn is open in the durable state: it
+reads ``state.awaiting``, awaits the matching ``Host`` hook and feeds the
+answer back through ``_record`` as the report the core awaits, then waits
+until that report is durable before it asks the host again. It is started by
+the adoption of the command that opens a turn (a waking send while idle, from
+anywhere, subscribers included) and keeps going across consecutive turns,
+since the core opens the next turn inside the report that ends the previous
+one (R19).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
@@ -29,17 +37,12 @@ from inbox_core.commands import (
     BeginMaintenance,
     Cancel,
     Clear,
-    Command,
-    Completed,
     Dispose,
     EndMaintenance,
     Expectation,
-    Failed,
     Move,
-    Reject,
     Remove,
     Replace,
-    Report,
     Resume,
     Send,
     Splice,
@@ -47,27 +50,14 @@ from inbox_core.commands import (
 from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.events import HostRecord, Notification, Status
 from inbox_core.inbox import Inbox
-from inbox_core.reducer import reduce
 from inbox_core.replay import replay
-from inbox_core.shell.host import (
-    AbortSignal,
-    Host,
-    Recorded,
-    describe_failure,
-    run_job,
-    unwrap,
-    wake,
-)
+from inbox_core.shell.commit import Committing, _Unsettled, needs_owner
+from inbox_core.shell.driver import AgentDetached, DriverStopped
+from inbox_core.shell.host import AbortSignal, Host, Recorded, run_job
 from inbox_core.shell.logs import EventLog, MemoryLog
-from inbox_core.shell.posts import Consumed
 from inbox_core.shell.serving import PostServer
-from inbox_core.state import (
-    AgentState,
-    Awaiting,
-    AwaitPreStep,
-    AwaitStep,
-    Transition,
-)
+from inbox_core.shell.writers import INLINE, Writer
+from inbox_core.state import AgentState
 from inbox_core.values import (
     Entry,
     HookCause,
@@ -82,7 +72,7 @@ from inbox_core.values import (
 if TYPE_CHECKING:
     from inbox_core.protocol import Agent
 
-__all__ = ["AgentDetached", "DriverStopped", "LoopAgent", "Subscriber"]
+__all__ = ["AgentDetached", "DriverStopped", "LoopAgent", "MaintenanceJob", "Subscriber"]
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
@@ -100,26 +90,6 @@ def _check_has(value: object, what: str, methods: tuple[str, ...]) -> None:
         raise InvalidInput(f"{what} must have {', '.join(methods)}; got {type(value).__name__}")
 
 
-class DriverStopped(RuntimeError):
-    """The driver could not record a report (the log failed, or a core bug); ``__cause__`` says why.
-
-    Raised by ``when_idle``/``aclose`` (and ``run_maintenance``) of an agent
-    whose driver stopped: its open turn can no longer progress. The log holds
-    everything committed; a new ``LoopAgent`` over it resumes (the turn closes
-    ``interrupted``). A writer that lost its log (R29) stops the same way,
-    with ``LogFenced`` as the cause; a store that became unreachable, with
-    ``LogUnavailable``.
-    """
-
-
-class AgentDetached(InboxCoreError):
-    """The agent was detached (R29): it no longer owns its log and refuses every command.
-
-    Nothing was changed or written. The log is the agent now: build a new
-    ``LoopAgent`` over it (here or in another process) to go on.
-    """
-
-
 class _Subscription:
     __slots__ = ("active", "callback")
 
@@ -128,22 +98,7 @@ class _Subscription:
         self.active = True
 
 
-class _Raised:
-    """A hook's exception, carried back to the driver as a value."""
-
-    __slots__ = ("error",)
-
-    def __init__(self, error: BaseException) -> None:
-        self.error = error
-
-
-def _driver_cancelled() -> bool:
-    """Whether the current task itself is being cancelled (vs a hook raising CancelledError)."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
-
-
-class LoopAgent:
+class LoopAgent(Committing):
     """An ``Agent`` that drives ``host``'s model loop with asyncio (R11-R27).
 
     ``log`` (default: a fresh ``MemoryLog``) is read at construction: a
@@ -159,63 +114,105 @@ class LoopAgent:
     writer owns it raises ``LogOwned``, having read and written nothing. It
     holds the log until ``detach()`` (graceful shutdown that keeps the inbox)
     or ``aclose()`` (dispose) completes.
+
+    ``writer`` decides when a command's events are written (specs/shell.md
+    section 1): the default writes them before the command returns; a
+    ``ThreadWriter`` (what a ``Worker`` uses) writes them off the event loop,
+    batched with other agents', and the agent adopts a command once it is
+    durable (``await agent.durable()``). ``await LoopAgent.open(...)`` builds
+    an agent without blocking the event loop on the log's I/O.
     """
 
-    def __init__(self, host: Host, *, log: EventLog | None = None) -> None:
-        _check_has(host, "host (a Host)", _HOST_HOOKS)
-        if log is not None:
-            _check_has(log, "log (an EventLog)", _LOG_METHODS)
-        self._host = host
-        self._log: EventLog = MemoryLog() if log is None else log
+    def __init__(
+        self, host: Host, *, log: EventLog | None = None, writer: Writer | None = None
+    ) -> None:
+        self._setup(host, log, writer)
         self._log.acquire()  # R29: before reading; LogOwned leaves everything untouched
         try:
-            self._start()
+            self._start(self._log.read(), serve_now=True)
         except BaseException:
             self._log.release()  # a log we cannot resume is not held
             raise
 
-    def _start(self) -> None:
+    @classmethod
+    async def open(cls, host: Host, *, log: EventLog, writer: Writer | None = None) -> LoopAgent:
+        """``LoopAgent(host, log=log, writer=writer)`` with the log's acquire and read in a
+        worker thread, so the event loop is not blocked by them (R37). Posts that waited are
+        applied by the serving task, before any later post."""
+        agent = cls.__new__(cls)
+        agent._setup(host, log, writer)
+        await asyncio.to_thread(log.acquire)
+        try:
+            events = await asyncio.to_thread(log.read)
+            agent._start(events, serve_now=False)
+        except BaseException:
+            await asyncio.to_thread(log.release)
+            raise
+        return agent
+
+    def _setup(self, host: Host, log: EventLog | None, writer: Writer | None) -> None:
+        _check_has(host, "host (a Host)", _HOST_HOOKS)
+        if log is not None:
+            _check_has(log, "log (an EventLog)", _LOG_METHODS)
+        if writer is not None:
+            _check_has(writer, "writer (a Writer)", ("write",))
+        self._host = host
+        self._log: EventLog = MemoryLog() if log is None else log
+        self._writer: Writer = INLINE if writer is None else writer
+
+    def _start(self, events: list[Any], *, serve_now: bool) -> None:
         self._server: PostServer | None = None
         self._subscriptions: tuple[_Subscription, ...] = ()
         self._queue: deque[tuple[Notification, tuple[_Subscription, ...]]] = deque()
         self._delivering = False
         self._driver: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
+        self._lost = False  # a deferred write failed: the agent stopped (R37)
         self._signal: AbortSignal | None = None
         self._waiters: list[asyncio.Future[None]] = []
         self._detached = False
+        self._released = False
         self._job_signal: AbortSignal | None = None
         self._end_owed = False  # a maintenance end the log refused: retried (R31)
-        events = self._log.read()
-        self._state = replay(events)
+        self._unsettled: deque[_Unsettled] = deque()
+        self._issued = 0  # writes handed to the writer so far
+        self._settled = 0  # of them, adopted (or dropped by a failure)
+        self._state = self._head = replay(events)
         if (restore := getattr(self._host, "restore", None)) is not None:
             restore(events)  # a RestoringHost rebuilds its memory from the log (SH11)
         self._sync_signal()
         self._apply(Resume())  # D8: a no-op unless the log needs it
+        self._record((), work=needs_owner(self._head))  # R37: what the log says of its owner
         self._server = PostServer.attach(self)  # R35: a log that holds posts is served
         if self._server is not None:
-            self._server.drain_quietly()  # what waited for an owner, after its Resume
+            if serve_now:
+                self._server.drain_quietly()  # what waited for an owner, after its Resume
             self._server.ensure_task()
 
     # ------------------------------------------------------------------ views
 
     @property
     def state(self) -> AgentState:
-        """The current core state (immutable; replaced by every command)."""
-        return self._state
+        """The current core state: every command so far applied (immutable; replaced by every
+        command). With a ``ThreadWriter`` its newest part may not be durable yet."""
+        return self._head
 
     @property
     def status(self) -> Status:
-        return self._state.status
+        return self._head.status
 
     @property
     def inbox(self) -> Inbox:
         """Both pending lists: ``.next_turn`` and ``.next_step`` tuples of entries."""
-        return self._state.inbox
+        return self._head.inbox
 
     @property
     def log(self) -> EventLog:
         return self._log
+
+    @property
+    def writer(self) -> Writer:
+        return self._writer
 
     @property
     def host(self) -> Host:
@@ -225,6 +222,11 @@ class LoopAgent:
     def detached(self) -> bool:
         """Whether ``detach()`` was called: the agent refuses commands and writes nothing."""
         return self._detached
+
+    @property
+    def stopped(self) -> BaseException | None:
+        """Why the driver stopped (the log's error, or a core bug), None while it can drive."""
+        return self._failure
 
     @property
     def signal(self) -> AbortSignal | None:
@@ -319,7 +321,7 @@ class LoopAgent:
         self._apply(Dispose())
 
     async def when_idle(self) -> None:
-        """Return once the agent is idle (R19).
+        """Return once the agent is idle (R19) and everything it did is durable.
 
         It returns only when, at that moment, ``status == "idle"``: work that
         arrives while waiting (also work that re-wakes the agent right after
@@ -331,6 +333,16 @@ class LoopAgent:
         """
         await self._wait_until(self._is_idle, "when_idle")
 
+    async def durable(self) -> None:
+        """Return once every command issued so far is durable in the log (R37).
+
+        With the default writer that is at once: a command is durable when it
+        returns. With a ``ThreadWriter`` it waits for the group commit that
+        holds the last of them; ``DriverStopped`` (the write's error as
+        ``__cause__``) if a write failed, so they may not all be in the log.
+        """
+        await self._until_settled(self._issued)
+
     async def aclose(self) -> None:
         """Dispose (unless already disposed) and wait until the agent converged (R25, D5).
 
@@ -338,7 +350,7 @@ class LoopAgent:
         waits for the same convergence. The log is not closed (its owner does).
         """
         self._check_not_driver("aclose")
-        if not self._state.disposed:
+        if not self._head.disposed:
             self._apply(Dispose())
         await self._wait_until(self._is_idle, "aclose")
         self._stop_serving()
@@ -367,7 +379,8 @@ class LoopAgent:
         the job ends; ``cancel()``/``dispose()`` trip ``signal``. The job
         returns None, host records or ``Recorded(answer, records)``: the
         records are appended with ``EndMaintenance``, the waiting work starts
-        (or the agent is idle), and ``answer`` (else None) is returned.
+        (or the agent is idle), and ``answer`` (else None) is returned once
+        the end is durable.
 
         Maintenance always ends. If the job raises, returns anything else
         (``InvalidInput``) or its records cannot be written, it ends without
@@ -383,9 +396,13 @@ class LoopAgent:
                 f"a maintenance job is a coroutine function, not a {type(job).__name__}"
             )
         self._settle_end()
-        self._apply(BeginMaintenance())
         signal = self._job_signal = AbortSignal(None)
-        self._sync_signal()
+        try:
+            self._apply(BeginMaintenance())
+        except BaseException:
+            self._job_signal = None
+            raise
+        await self.durable()  # the job starts once what came before is in the log
         try:
             answer, records = await run_job(job, signal)
         except BaseException:
@@ -394,6 +411,7 @@ class LoopAgent:
         failure = self._end_job(records)
         if failure is not None:
             raise failure
+        await self.durable()
         return answer
 
     def _end_job(self, records: tuple[HostRecord, ...]) -> Exception | None:
@@ -414,6 +432,7 @@ class LoopAgent:
                 return None
             except Exception as error:
                 failure = error
+                self._restore_host()  # the host may hold records the log refused (SH11)
         try:
             self._apply(EndMaintenance())
         except Exception as error:
@@ -429,41 +448,70 @@ class LoopAgent:
             self._apply(EndMaintenance())
             self._end_owed = False
 
+    def _restore_host(self) -> None:
+        """Rebuild a ``RestoringHost``'s memory from the log after the log refused records
+        it had folded in (SH11); a failure here is reported, never raised."""
+        restore = getattr(self._host, "restore", None)
+        if restore is None:
+            return
+        try:
+            restore(self._log.read())
+        except Exception as error:
+            self._report_error("inbox_core.shell: restoring the host from the log failed", error)
+
     async def detach(self) -> None:
-        """Hand the agent over (R29): stop driving, write nothing, release the log.
+        """Hand the agent over (R29): stop driving, write nothing new, release the log.
 
         The graceful shutdown that keeps the inbox (``aclose()`` disposes it).
-        From the call on the agent writes nothing and refuses every command
-        (``AgentDetached``), reports included. The live turn's ``AbortSignal``
-        trips with ``ParentCause()`` (nothing durable records it) so the host
-        winds down; ``detach`` waits for the in-flight hook to return
-        (cancellation stays cooperative), discards its report and releases
-        the log. The next owner's ``Resume`` then treats the log exactly as
-        after a crash (R27): the open turn closes ``interrupted`` and an
-        undecided claim goes back to the inbox. Idempotent. Awaited from a
-        hook of this agent it returns at once; the log is released when that
-        hook returns.
+        From the call on the agent refuses every command (``AgentDetached``),
+        reports included, and announces nothing. The live turn's
+        ``AbortSignal`` trips with ``ParentCause()`` (nothing durable records
+        it) so the host winds down; ``detach`` waits for the in-flight hook to
+        return (cancellation stays cooperative), discards its report, waits
+        for the writes of commands already accepted (a ``ThreadWriter``'s) and
+        releases the log. The next owner's ``Resume`` then treats the log
+        exactly as after a crash (R27): the open turn closes ``interrupted``
+        and an undecided claim goes back to the inbox. Idempotent. Awaited
+        from a hook of this agent it returns at once; the log is released
+        when that hook returns.
         """
         if not self._detached:
             self._detached = True
-            if self._state.status == "running" and self._signal is not None:
+            if self._head.status == "running" and self._signal is not None:
                 self._signal.trip(ParentCause())
             if self._job_signal is not None:  # a maintenance job winds down too (R31)
                 self._job_signal.trip(ParentCause())
             self._queue.clear()  # nothing more is announced
+            self._stop_serving()
             self._wake_waiters()  # they raise AgentDetached
         driver = self._live_driver()
         if driver is not None:
             if driver is asyncio.current_task():
                 return  # released by the driver when this hook returns
             await asyncio.wait({driver})
-        self._release_detached()
+        if self._unsettled:
+            with contextlib.suppress(DriverStopped):  # a failed write: the log has the rest
+                await self._until_settled(self._issued)
+        self._maybe_release()
 
     def _stop_serving(self) -> None:
         if self._server is not None:
             self._server.stop()  # posts wait for the next owner (R35)
 
-    def _release_detached(self) -> None:
+    def _start_server_task(self) -> None:
+        if self._server is not None:
+            self._server.ensure_task()
+
+    def _maybe_release(self) -> None:
+        """Release the log once detached, no hook runs and no write is on its way (R29)."""
+        if (
+            not self._detached
+            or self._released
+            or self._live_driver() is not None
+            or self._unsettled
+        ):
+            return
+        self._released = True
         self._stop_serving()
         try:
             self._log.release()
@@ -490,115 +538,16 @@ class LoopAgent:
         return unsubscribe
 
     def __repr__(self) -> str:
-        state = self._state
+        state = self._head
         return (
             f"LoopAgent(status={state.status!r}, last_turn={state.last_turn}, "
             f"awaiting={state.awaiting!r}, disposed={state.disposed})"
         )
 
-    # ------------------------------------------------------------ the commit
-
-    def _apply(self, command: Command) -> Transition:
-        self._check_attached()
-        transition = reduce(self._state, command)  # a typed error: nothing changed
-        self._record(transition)
-        return transition
-
-    def _record(self, transition: Transition) -> None:
-        """Append (one call per command), commit, then deliver notifications (never nested)."""
-        self._check_attached()
-        if transition.durable:
-            self._log.append(transition.durable)  # a log failure: nothing changed
-        self._commit(transition)
-        self._ensure_driver()
-        self._deliver()
-
-    def _record_posts(
-        self, transitions: Sequence[Transition], consumed: Sequence[Consumed]
-    ) -> None:
-        """Posts (R35): one append holds every applied command's events and every post's
-        outcome, then each command commits in order, as ``_record`` would."""
-        self._check_attached()
-        events = [event for transition in transitions for event in transition.durable]
-        self._log.append(events, consumed=consumed)  # type: ignore[call-arg]
-        for transition in transitions:
-            self._commit(transition)
-        self._ensure_driver()
-        self._deliver()
-
-    def _commit(self, transition: Transition) -> None:
-        self._state = transition.state
-        self._sync_signal()
-        if self._state.status == "idle":
-            self._wake_waiters()
-        if transition.notifications and self._subscriptions:
-            snapshot = self._subscriptions
-            self._queue.extend((note, snapshot) for note in transition.notifications)
-
-    def _check_attached(self) -> None:
-        if self._detached:
-            raise AgentDetached("the agent was detached: it refuses commands and writes nothing")
-
-    def _sync_signal(self) -> None:
-        """One AbortSignal per turn (and per job); trip it when the core marks the turn
-        (or job) aborted (R23, R31)."""
-        state = self._state
-        if state.status == "maintenance":
-            job = self._job_signal
-            if job is not None and state.abort_cause is not None:
-                job.trip(state.abort_cause)
-            return
-        if state.status != "running":  # running exactly while a turn is open (D11)
-            return
-        signal = self._signal
-        if signal is None or signal.turn != state.last_turn:
-            signal = self._signal = AbortSignal(state.last_turn)
-        if state.abort_cause is not None:
-            signal.trip(state.abort_cause)
-
-    def _deliver(self) -> None:
-        """Deliver queued notifications; a reentrant call returns (the outer loop delivers)."""
-        if self._delivering:
-            return
-        self._delivering = True
-        try:
-            while self._queue:
-                note, subscriptions = self._queue.popleft()
-                for subscription in subscriptions:
-                    if not subscription.active:
-                        continue
-                    try:
-                        subscription.callback(note)
-                    except Exception as error:
-                        self._report_error(
-                            f"inbox_core.shell: subscriber {subscription.callback!r} raised "
-                            f"on {note.type}",
-                            error,
-                            notification=note,
-                        )
-        finally:
-            self._delivering = False
-
-    def _report_error(self, message: str, error: BaseException, **context: Any) -> None:
-        """Report an error nobody awaits: the running loop's exception handler, else logging."""
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            logger.error("%s", message, exc_info=error)
-            return
-        loop.call_exception_handler(
-            {"message": message, "exception": error, "agent": self, **context}
-        )
-
     # ---------------------------------------------------------------- waiting
 
     def _is_idle(self) -> bool:
-        return self._state.status == "idle"
-
-    def _wake_waiters(self) -> None:
-        waiters, self._waiters = self._waiters, []
-        for waiter in waiters:
-            wake(waiter)
+        return self._head.status == "idle" and not self._unsettled
 
     def _check_driving(self) -> None:
         if self._failure is not None:
@@ -613,162 +562,16 @@ class LoopAgent:
 
     async def _wait_until(self, ready: Callable[[], bool], what: str) -> None:
         self._check_not_driver(what)
-        loop = asyncio.get_running_loop()
         while True:
             self._check_attached()
+            if self._lost:
+                self._check_usable()
             self._settle_end()
             if ready():
                 return
             self._check_driving()
             self._ensure_driver()
-            waiter: asyncio.Future[None] = loop.create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
-
-    # ----------------------------------------------------------------- driver
-
-    def _live_driver(self) -> asyncio.Task[None] | None:
-        """The driver task, forgotten if its event loop was closed under it: that loop
-        abandoned the in-flight hook (SH8), and a new driver asks the host again."""
-        driver = self._driver
-        if driver is not None and driver.get_loop().is_closed():
-            self._driver = driver = None
-        return driver
-
-    def _ensure_driver(self) -> None:
-        """Start the driver if a turn is open and none runs (exactly one driver task)."""
-        if self._server is not None:
-            self._server.ensure_task()  # the posts' server needs a running loop too
-        if (
-            self._live_driver() is not None
-            or self._failure is not None
-            or self._detached
-            or self._state.awaiting is None
-        ):
-            return
-        try:
-            loop = asyncio.get_running_loop()
-        except RuntimeError:
-            return  # no running loop: started by the next command/await inside one
-        self._driver = loop.create_task(self._drive(), name=f"inbox_core.shell driver {id(self):x}")
-
-    async def _drive(self) -> None:
-        task = asyncio.current_task()
-        try:
-            while not self._detached and (awaiting := self._state.awaiting) is not None:
-                signal = self._signal
-                if signal is None or signal.turn != awaiting.turn:  # pragma: no cover - invariant
-                    raise RuntimeError(f"no abort signal for turn {awaiting.turn}")
-                await self._answer(awaiting, signal)
-        except AgentDetached:
-            if not self._detached:  # pragma: no cover - raised only once detached
-                raise
-        except Exception as error:
-            self._failure = error
-            self._report_error("inbox_core.shell: the driver stopped", error)
-        finally:
-            if self._driver is task:  # else a closed loop abandoned it; a newer driver runs
-                self._driver = None
-                if self._detached:
-                    self._release_detached()  # the in-flight report is discarded (R29)
-                elif self._state.awaiting is not None:
-                    self._wake_waiters()  # they restart a driver or raise DriverStopped
-
-    async def _invoke(self, call: Callable[[], Awaitable[T]]) -> T | _Raised:
-        """Await one hook to its end (never cancelled by the shell); capture its exception."""
-        try:
-            return await call()
-        except asyncio.CancelledError as error:
-            if _driver_cancelled():
-                raise  # the driver itself is cancelled (the loop shuts down)
-            return _Raised(error)
-        except Exception as error:
-            return _Raised(error)
-
-    async def _answer(self, awaiting: Awaiting, signal: AbortSignal) -> None:
-        """Ask the host what the core awaits and record the matching report."""
-        host = self._host
-        turn = awaiting.turn
-        if isinstance(awaiting, AwaitPreStep):
-            step = awaiting.step
-            if signal.aborted:  # D6: any report closes an aborted turn; ask nothing
-                self._submit(awaiting.answer(Reject()))
-                return
-            batch = awaiting.batch
-            decision = await self._invoke(lambda: host.pre_step(turn, step, batch, signal))
-            self._submit_result(awaiting, decision, awaiting.answer, awaiting.fail)
-        elif isinstance(awaiting, AwaitStep):
-            step_awaited = awaiting
-            if signal.aborted:
-                self._submit(awaiting.answer(Completed()))
-                return
-            outcome = await self._invoke(lambda: host.run_step(turn, step_awaited.step, signal))
-            self._submit_result(
-                awaiting,
-                outcome,
-                awaiting.answer,
-                lambda message, code: step_awaited.answer(Failed(message, code)),
-            )
-        else:
-            records: tuple[HostRecord, ...] = ()
-            if not signal.aborted:
-                result = await self._invoke(lambda: host.turn_stopping(turn, signal))
-                if isinstance(result, _Raised):
-                    self._report_error(
-                        f"inbox_core.shell: host turn_stopping({turn}) raised; "
-                        "the turn goes on as if it returned",
-                        result.error,
-                        turn=turn,
-                    )
-                elif isinstance(result, Recorded):
-                    records = result.records
-            self._submit(awaiting.answer(records))
-
-    def _submit_result(
-        self,
-        awaiting: Awaiting,
-        result: object,
-        answer: Callable[[Any, tuple[HostRecord, ...]], Report],
-        failure: Callable[[str, str], Report],
-    ) -> None:
-        """Record the hook's answer (and its records, R30); a hook error, an answer that is
-        not a valid one (even one that cannot be rendered) or a rejected report is recorded
-        as ``failure`` (R33)."""
-        if self._detached:
-            return  # detach discards the in-flight report
-        if isinstance(result, _Raised):
-            error = result.error
-        else:
-            try:
-                report = answer(*unwrap(result))
-            except Exception as invalid:  # a bad value; its repr may raise too (R33)
-                error = invalid
-            else:
-                try:
-                    transition = reduce(self._state, report)
-                except InboxCoreError as rejected:  # D7 duplicate ids
-                    error = rejected
-                else:
-                    self._record(transition)
-                    return
-        message, code = describe_failure(error)
-        logger.warning(
-            "host answer to %s failed with %s; reported as the turn's error",
-            type(awaiting).__name__,
-            code,
-            exc_info=error,
-        )
-        self._submit(failure(message, code))
-
-    def _submit(self, report: Report) -> None:
-        if self._detached:
-            return
-        transition = reduce(self._state, report)  # answers ``awaiting``: cannot be rejected
-        self._record(transition)
+            await self._wait()
 
 
 if TYPE_CHECKING:

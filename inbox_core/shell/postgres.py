@@ -16,7 +16,8 @@ section 9)::
         owner         text,                       -- the holder's token; NULL once released
         next_seq      bigint           NOT NULL,  -- the seq the holder writes next
         lease_seconds double precision NOT NULL,
-        expires_at    timestamptz      NOT NULL   -- the server's clock, never a worker's
+        expires_at    timestamptz      NOT NULL,  -- the server's clock, never a worker's
+        work          boolean                     -- R37: needs an owner (NULL: not known)
     );
 
 Ownership is a lease with an epoch. ``acquire`` takes the row when it is
@@ -38,196 +39,66 @@ clocks do not matter.
 
 from __future__ import annotations
 
-import importlib
-import math
 import os
 import socket
 import uuid
 import weakref
-from collections.abc import Iterator, Sequence
+from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core import limits
-from inbox_core.errors import InvalidInput, LogOwned
+from inbox_core.errors import InboxCoreError, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
+from inbox_core.shell import postgres_schema as sql
 from inbox_core.shell.logs import LogUnavailable, decode_rows, encode_event, fenced
-from inbox_core.shell.posts import PG_DDL, PG_POSTS, Consumed, PendingPost
+from inbox_core.shell.postgres_schema import (
+    DEFAULT_LEASE_SECONDS,
+    MAX_LEASE_SECONDS,
+    PgConnections,
+    connection_source,
+    create_tables,
+    lease_seconds,
+    psycopg_module,
+)
+from inbox_core.shell.posts import Consumed, PendingPost
 from inbox_core.shell.wakes import PgWake, pg_listener
+from inbox_core.shell.writers import Part, work_after
 
 if TYPE_CHECKING:
     import psycopg
 
 __all__ = ["DEFAULT_LEASE_SECONDS", "MAX_LEASE_SECONDS", "PostgresLog", "create_tables"]
 
-DEFAULT_LEASE_SECONDS: Final = 30.0
-MAX_LEASE_SECONDS: Final = 86_400.0
-"""A day: a longer lease would leave a dead worker's agents unserved for longer than that."""
 
-_CREATE: Final = (
-    """
-    CREATE TABLE IF NOT EXISTS inbox_core_events (
-        agent_id text   NOT NULL,
-        seq      bigint NOT NULL CHECK (seq >= 0),
-        event    text   NOT NULL,
-        PRIMARY KEY (agent_id, seq)
-    )""",
-    """
-    CREATE TABLE IF NOT EXISTS inbox_core_owners (
-        agent_id      text             PRIMARY KEY,
-        epoch         bigint           NOT NULL,
-        owner         text,
-        next_seq      bigint           NOT NULL,
-        lease_seconds double precision NOT NULL,
-        expires_at    timestamptz      NOT NULL
-    )""",
+_WRITE_ARGUMENTS: Final = (
+    *("agents", "epochs", "owners", "nexts", "counts", "works"),
+    *("event_agents", "seqs", "events"),
+    *("post_agents", "post_ids", "outcomes", "errors", "messages"),
 )
-# any constant: serializes concurrent CREATE TABLE IF NOT EXISTS (it can race on pg_type)
-_CREATE_LOCK: Final = 0x1B0C_C0DE
-
-_TAKE: Final = """
-INSERT INTO inbox_core_owners AS o (agent_id, epoch, owner, next_seq, lease_seconds, expires_at)
-VALUES (%(agent)s, 1, %(owner)s, 0, %(lease)s,
-        clock_timestamp() + %(lease)s * interval '1 second')
-ON CONFLICT (agent_id) DO UPDATE
-   SET epoch = o.epoch + 1, owner = EXCLUDED.owner, lease_seconds = EXCLUDED.lease_seconds,
-       expires_at = EXCLUDED.expires_at
- WHERE o.owner IS NULL OR o.expires_at <= clock_timestamp()
-RETURNING epoch
-"""
-# a second statement (a fresh snapshot, the row lock held): every append that
-# committed before the takeover is counted
-_NEXT_SEQ: Final = """
-UPDATE inbox_core_owners
-   SET next_seq = (SELECT COALESCE(MAX(seq) + 1, 0) FROM inbox_core_events
-                    WHERE agent_id = %(agent)s)
- WHERE agent_id = %(agent)s
-RETURNING next_seq
-"""
-_HOLDER: Final = """
-SELECT owner, epoch, next_seq, EXTRACT(EPOCH FROM expires_at - clock_timestamp())::float8
-  FROM inbox_core_owners WHERE agent_id = %(agent)s
-"""
-_APPEND: Final = """
-WITH lease AS (
-    UPDATE inbox_core_owners
-       SET next_seq = next_seq + %(count)s,
-           expires_at = clock_timestamp() + lease_seconds * interval '1 second'
-     WHERE agent_id = %(agent)s AND epoch = %(epoch)s AND owner = %(owner)s
-       AND next_seq = %(next)s
- RETURNING agent_id
-)
-INSERT INTO inbox_core_events (agent_id, seq, event)
-SELECT lease.agent_id, %(next)s + t.ord - 1, t.event
-  FROM lease, unnest(%(events)s::text[]) WITH ORDINALITY AS t(event, ord)
-"""
-_RENEW: Final = """
-UPDATE inbox_core_owners
-   SET expires_at = clock_timestamp() + lease_seconds * interval '1 second'
- WHERE agent_id = %(agent)s AND epoch = %(epoch)s AND owner = %(owner)s
-"""
-_RELEASE: Final = """
-UPDATE inbox_core_owners SET owner = NULL, expires_at = clock_timestamp()
- WHERE agent_id = %(agent)s AND epoch = %(epoch)s AND owner = %(owner)s
-"""
-_READ: Final = "SELECT seq, event FROM inbox_core_events WHERE agent_id = %(agent)s ORDER BY seq"
-# R35: the lease check of an append that consumes posts and appends nothing
-_HOLD: Final = """
-UPDATE inbox_core_owners
-   SET expires_at = clock_timestamp() + lease_seconds * interval '1 second'
- WHERE agent_id = %(agent)s AND epoch = %(epoch)s AND owner = %(owner)s AND next_seq = %(next)s
-"""
-_CONSUME: Final = f"""
-UPDATE {PG_POSTS} AS p
-   SET outcome = t.outcome, error = t.error, message = t.message, decided_at = clock_timestamp()
-  FROM unnest(%(ids)s::bigint[], %(outcomes)s::text[], %(errors)s::text[], %(messages)s::text[])
-       AS t(post_id, outcome, error, message)
- WHERE p.post_id = t.post_id AND p.agent_id = %(agent)s AND p.outcome IS NULL
-"""
-_PENDING: Final = f"""
-SELECT post_id, command FROM {PG_POSTS}
- WHERE agent_id = %(agent)s AND outcome IS NULL ORDER BY post_id LIMIT %(limit)s
-"""
 
 
-def _psycopg() -> Any:
-    try:
-        return importlib.import_module("psycopg")  # optional: imported on first use
-    except ImportError as error:  # pragma: no cover - the extra is installed in tests
-        raise ImportError(
-            "PostgresLog needs psycopg 3: pip install 'inbox-core[postgres]'"
-        ) from error
+_Ready = tuple[int, "PostgresLog", list[str], Part, bool | None]
+"""A part about to be written: its index, log, encoded events, the part, its ``work``."""
 
 
-_PREPARED: weakref.WeakSet[Any] = weakref.WeakSet()  # connections that created the tables
-
-
-def create_tables(conn: psycopg.Connection[Any]) -> None:
-    """Create the tables if missing (idempotent, safe from many workers at once): events,
-    owners, and the posts table with the triggers that notify (``inbox_core.shell.posts``)."""
-    if conn in _PREPARED:
-        return
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
-        for statement in _CREATE:
-            conn.execute(statement)
-        row = conn.execute("SELECT to_regclass(%s) IS NULL", (PG_POSTS,)).fetchone()
-        if row is not None and row[0]:  # the posts table and its triggers (R35, R36)
-            for statement in PG_DDL:
-                conn.execute(statement)
-    _PREPARED.add(conn)
-
-
-def _lease(value: object) -> float:
-    if (
-        not isinstance(value, (int, float))
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or not 0 < value <= MAX_LEASE_SECONDS
-    ):
-        raise InvalidInput(
-            f"lease_seconds must be a number of seconds in (0, {MAX_LEASE_SECONDS:g}], "
-            f"got {value!r:.80}"
-        )
-    return float(value)
-
-
-def _connection_source(conninfo: object) -> tuple[str | None, psycopg.Connection[Any] | None]:
-    """``(conninfo, None)`` for a libpq string (checked, not connected), ``(None, conn)`` for
-    a shared connection; anything else is ``InvalidInput``."""
-    psycopg = _psycopg()
-    if isinstance(conninfo, str):
-        if "\x00" in conninfo:  # libpq would stop reading at it
-            raise InvalidInput("conninfo must not contain NUL")
-        try:
-            psycopg.conninfo.conninfo_to_dict(conninfo)
-        except psycopg.Error as error:
-            raise InvalidInput(
-                f"conninfo is not a libpq connection string: {str(error).strip()}"
-            ) from None
-        return conninfo, None
-    if isinstance(conninfo, psycopg.Connection):
-        if not conninfo.autocommit:
-            raise InvalidInput("a shared connection must be in autocommit mode")
-        return None, conninfo
-    raise InvalidInput(
-        "conninfo must be a libpq connection string or an open psycopg Connection, "
-        f"got {type(conninfo).__name__}"
-    )
+class _PostsTaken(Exception):
+    """A group write found a post consumed by someone else: roll the group back."""
 
 
 class PostgresLog:
     """Agent ``agent_id``'s durable log in a PostgreSQL database (psycopg 3).
 
-    ``conninfo`` is a libpq connection string (the log opens, owns and, after
-    a lost connection, reopens its own autocommit connection) or an open
-    psycopg ``Connection`` in autocommit mode to share between many logs of
-    one thread (one worker serving many agents: every call is synchronous and
-    leaves no transaction open, so sharing is safe; the caller closes it).
-    The tables are created on first use. Building the object connects but
-    takes no ownership; ``read()`` never needs ownership and never blocks a
-    writer (MVCC).
+    ``conninfo`` is a libpq connection string: the log uses this process's
+    connection to that database for the calling thread (``PgConnections``,
+    shared by every ``PostgresLog`` of the database in that thread and
+    reopened after a lost connection), so the object may be used from any
+    thread and logs of one database can share one transaction (``write_group``:
+    a worker's group commit, R37). Or it is an open psycopg ``Connection`` in
+    autocommit mode that the caller shares between logs and closes. The tables
+    are created on first use. Building the object connects but takes no
+    ownership; ``read()`` never needs ownership and never blocks a writer (MVCC).
 
     Bad arguments raise ``InvalidInput`` here, before anything connects: an
     agent id ``limits.agent_id`` refuses (the same limits as every store),
@@ -253,17 +124,25 @@ class PostgresLog:
         self._agent_id = limits.agent_id(agent_id)
         self._lease_seconds = _lease(lease_seconds)
         self._conninfo: str | None
-        self._conn: psycopg.Connection[Any] | None
-        self._conninfo, self._conn = _connection_source(conninfo)
-        if self._conn is not None:
-            with self._errors("create tables"):
-                create_tables(self._conn)
+        self._shared: psycopg.Connection[Any] | None
+        self._conninfo, self._shared = connection_source(conninfo)
         self._epoch: int | None = None
         self._token: str | None = None
         self._next = 0
+        self._work: bool | None = None
         self._closed = False
-        with self._errors("connect"):
-            self._connection()
+        self._pool: PgConnections | None = None
+        if self._conninfo is not None:
+            pool = self._pool = PgConnections.take(self._conninfo)
+            self._give_back = weakref.finalize(self, pool.give_back)
+        try:
+            with self._errors("connect"):
+                conn = self._connection()
+                if self._shared is not None:
+                    create_tables(conn)
+        except BaseException:
+            self.close()
+            raise
 
     # ----------------------------------------------------------------- views
 
@@ -281,14 +160,27 @@ class PostgresLog:
         return self._epoch
 
     @property
+    def token(self) -> str | None:
+        """This object's owner token while it holds the lease."""
+        return self._token
+
+    @property
     def owned(self) -> bool:
         """Whether this object believes it holds the lease (the server decides at each append)."""
         return self._token is not None
 
     @property
     def connection(self) -> psycopg.Connection[Any]:
-        """The connection in use (for inspection and tests)."""
-        return self._connection()
+        """The connection in use by the calling thread (for inspection and tests), shared
+        with every log of the database in this thread: leave no transaction open on it."""
+        with self._errors("connect"):
+            return self._connection()
+
+    @property
+    def group_key(self) -> Hashable:
+        """Logs of one database (one connection string, or one shared connection) share a
+        group commit (``write_group``)."""
+        return self._conninfo if self._shared is None else id(self._shared)
 
     # ------------------------------------------------------------- ownership
 
@@ -301,25 +193,26 @@ class PostgresLog:
         with self._errors("acquire"):
             conn = self._connection()
             with conn.transaction():
-                row = conn.execute(_TAKE, args).fetchone()
+                row = conn.execute(sql.TAKE, args).fetchone()
                 if row is None:
-                    holder = conn.execute(_HOLDER, args).fetchone()
+                    holder = conn.execute(sql.HOLDER, args).fetchone()
                     who, left = (holder[0], holder[3]) if holder else ("?", 0.0)
                     raise LogOwned(
                         f"agent {self._agent_id!r} is owned by {who} (lease ends in "
                         f"{max(left, 0.0):.1f} s); nothing was written"
                     )
-                epoch = int(row[0])
-                next_row = conn.execute(_NEXT_SEQ, args).fetchone()
+                epoch, work = int(row[0]), row[1]
+                next_row = conn.execute(sql.NEXT_SEQ, args).fetchone()
         assert next_row is not None
         self._epoch, self._token, self._next = epoch, token, int(next_row[0])
+        self._work = None if work is None else bool(work)
 
     def renew(self) -> None:
         """Extend the lease by ``lease_seconds`` from now; ``LogFenced`` if taken over."""
         if self._token is None:
             raise fenced("PostgresLog", self._agent_id, "it holds no lease")
         with self._errors("renew"):
-            renewed = self._connection().execute(_RENEW, self._args()).rowcount
+            renewed = self._connection().execute(sql.RENEW, self._args()).rowcount
         if renewed != 1:
             self._lose()
             raise fenced("PostgresLog", self._agent_id, "its lease was taken over")
@@ -335,7 +228,7 @@ class PostgresLog:
         args = self._args()
         self._lose()
         with self._errors("release"):
-            self._connection().execute(_RELEASE, args)
+            self._connection().execute(sql.RELEASE, args)
 
     def _lose(self) -> None:
         self._epoch = self._token = None
@@ -349,60 +242,119 @@ class PostgresLog:
         """One statement: renew the lease and insert the rows, only if this object still owns it.
 
         ``consumed`` (R35): posts decided by the commands that caused ``events``,
-        marked in the same transaction (so a post is applied exactly once).
+        marked in the same transaction (so a post is applied exactly once). The
+        lease row's ``work`` (R37) follows the events (``work_after``).
         """
         if self._token is None:
             raise fenced("PostgresLog", self._agent_id, "it never acquired, or released")
-        texts = [encode_event(event) for event in events]
-        if not texts and not consumed:
+        if not events and not consumed:
             return
-        args = {**self._args(), "next": self._next, "count": len(texts), "events": texts}
-        psycopg = _psycopg()
-        try:
-            with self._errors("append"):
-                if consumed:
-                    inserted = len(texts) if self._consume(args, consumed) else -1
-                else:
-                    inserted = self._connection().execute(_APPEND, args).rowcount
-        except LogUnavailable as error:
-            if isinstance(error.__cause__, psycopg.errors.UniqueViolation):
-                self._lose()  # someone wrote at our seq: only a writer that bypassed the lease
-                raise fenced("PostgresLog", self._agent_id, "its seq is taken") from None
-            raise
-        if inserted != len(texts):
-            if inserted > 0:  # pragma: no cover - one statement inserts all rows or none
-                raise LogUnavailable(f"append inserted {inserted} of {len(texts)} rows")
-            expected = self._next
-            why = self._why_fenced(expected)
+        (error,) = self.write_group([Part(self, events, consumed)])
+        if error is not None:
+            raise error
+
+    def write_work(self, work: bool) -> None:
+        """Record whether the agent needs an owner (R37), if the database says otherwise."""
+        if self._token is None:
+            raise fenced("PostgresLog", self._agent_id, "it never acquired, or released")
+        if work == self._work:
+            return
+        with self._errors("append"):
+            done = self._connection().execute(sql.SET_WORK, {**self._args(), "work": work})
+        if done.rowcount != 1:
+            why = self._why_fenced(self._next)
             self._lose()
             raise fenced("PostgresLog", self._agent_id, why)
-        self._next += len(texts)
+        self._work = work
 
-    def _consume(self, args: dict[str, Any], consumed: Sequence[Consumed]) -> bool:
-        """Append and mark the posts in one transaction; False (nothing written) if fenced."""
-        columns = [c.columns() for c in consumed]
-        marks = {
-            "agent": self._agent_id,
-            "ids": [c.post_id for c in consumed],
-            "outcomes": [outcome for outcome, _, _ in columns],
-            "errors": [error for _, error, _ in columns],
-            "messages": [message for _, _, message in columns],
-        }
-        conn = self._connection()
-        with conn.transaction():
-            if args["events"]:
-                held = conn.execute(_APPEND, args).rowcount == len(args["events"])
+    def write_group(self, parts: Sequence[Part]) -> list[BaseException | None]:
+        """Write the parts of logs of this database in one statement (``postgres_schema.WRITE``:
+        a group commit). A part whose lease check fails writes nothing and gets ``LogFenced``;
+        if the statement fails (or a post was consumed by someone else), each part is tried
+        alone, so one bad part fails alone. Returns each part's error, None once durable."""
+        results: list[BaseException | None] = [None] * len(parts)
+        ready: list[_Ready] = []
+        for index, part in enumerate(parts):
+            log = part.log
+            try:
+                if not isinstance(log, PostgresLog) or log.group_key != self.group_key:
+                    raise InboxCoreError(f"{log!r} is not a log of this database")
+                if log._token is None:
+                    raise fenced("PostgresLog", log._agent_id, "it never acquired, or released")
+                texts = [encode_event(event) for event in part.events]
+            except Exception as error:
+                results[index] = error
+                continue
+            work = part.work if part.work is not None else work_after(part.events, log._work)
+            ready.append((index, log, texts, part, work))
+        if not ready:
+            return results
+        psycopg = psycopg_module()
+        try:
+            with self._errors("append"):
+                held = self._statement(ready)
+        except (LogUnavailable, _PostsTaken) as error:
+            if len(ready) > 1:
+                for index, log, _, part, _ in ready:
+                    (results[index],) = log.write_group([part])
+            elif isinstance(error, _PostsTaken):
+                results[ready[0][0]] = LogFenced(
+                    f"agent {ready[0][1]._agent_id!r}: a post it applied was consumed by "
+                    "another writer; nothing was written"
+                )
+            elif isinstance(error.__cause__, psycopg.errors.UniqueViolation):
+                ready[0][1]._lose()  # someone wrote at our seq: only a writer bypassing the lease
+                results[ready[0][0]] = fenced(
+                    "PostgresLog", ready[0][1]._agent_id, "its seq is taken"
+                )
             else:
-                held = conn.execute(_HOLD, args).rowcount == 1
-            # a post consumed by someone else: only a writer that bypassed the lease
-            if held and conn.execute(_CONSUME, marks).rowcount == len(consumed):
-                return True
-            raise _psycopg().Rollback()
-        return False
+                results[ready[0][0]] = error
+            return results
+        for index, log, texts, _, work in ready:
+            if log._agent_id in held:
+                log._next += len(texts)
+                log._work = work
+            else:
+                why = log._why_fenced(log._next)
+                log._lose()
+                results[index] = fenced("PostgresLog", log._agent_id, why)
+        return results
+
+    def _statement(self, ready: list[_Ready]) -> set[str]:
+        """Run ``WRITE`` for ``ready``; the agents whose lease held (their rows are in)."""
+        args: dict[str, list[Any]] = {key: [] for key in _WRITE_ARGUMENTS}
+        expected: dict[str, int] = {}
+        for _, log, texts, part, work in ready:
+            agent = log._agent_id
+            args["agents"].append(agent)
+            args["epochs"].append(log._epoch)
+            args["owners"].append(log._token)
+            args["nexts"].append(log._next)
+            args["counts"].append(len(texts))
+            args["works"].append(work)
+            args["event_agents"].extend([agent] * len(texts))
+            args["seqs"].extend(range(log._next, log._next + len(texts)))
+            args["events"].extend(texts)
+            for post in part.consumed:
+                outcome, error, message = post.columns()
+                args["post_agents"].append(agent)
+                args["post_ids"].append(post.post_id)
+                args["outcomes"].append(outcome)
+                args["errors"].append(error)
+                args["messages"].append(message)
+            expected[agent] = len(part.consumed)
+        conn = self._connection()
+        if not args["post_ids"]:  # one autocommitted statement
+            return {str(agent) for agent, _ in conn.execute(sql.WRITE, args).fetchall()}
+        with conn.transaction():  # the post counts are checked before the commit
+            rows = conn.execute(sql.WRITE, args).fetchall()
+            if any(int(count) != expected[str(agent)] for agent, count in rows):
+                raise _PostsTaken
+        return {str(agent) for agent, _ in rows}
 
     def _why_fenced(self, expected: int) -> str:
         try:
-            row = self._connection().execute(_HOLDER, {"agent": self._agent_id}).fetchone()
+            row = self._connection().execute(sql.HOLDER, {"agent": self._agent_id}).fetchone()
         except Exception:  # best effort: the message only
             return "the lease check failed"
         if row is None:  # pragma: no cover - the row is never deleted
@@ -417,7 +369,7 @@ class PostgresLog:
     def read(self) -> list[DurableEvent]:
         """Decode the agent's rows in ``seq`` order; a gap or a bad row raises ``CorruptLog``."""
         with self._errors("read"):
-            rows = self._connection().execute(_READ, {"agent": self._agent_id}).fetchall()
+            rows = self._connection().execute(sql.READ, {"agent": self._agent_id}).fetchall()
         return decode_rows(rows)
 
     def pending_posts(self, limit: int) -> list[PendingPost]:
@@ -425,14 +377,15 @@ class PostgresLog:
         with self._errors("read posts"):
             rows = (
                 self._connection()
-                .execute(_PENDING, {"agent": self._agent_id, "limit": limit})
+                .execute(sql.PENDING, {"agent": self._agent_id, "limit": limit})
                 .fetchall()
             )
         return [PendingPost(int(post_id), command) for post_id, command in rows]
 
     def post_wake(self) -> PgWake:
         """What the owner awaits between posts (R36): a notification of a post for this agent
-        (its own ``LISTEN`` connection), or the slow poll. Call inside the event loop."""
+        (one ``LISTEN`` connection per database and event loop), or the slow poll. Call inside
+        the event loop."""
         conninfo = self._conninfo
         if conninfo is None:  # a shared connection: listen with its parameters
             conninfo = self._connection().info.dsn
@@ -454,22 +407,18 @@ class PostgresLog:
     # ------------------------------------------------------------ connection
 
     def _connection(self) -> psycopg.Connection[Any]:
-        """The connection; an own one that broke (server restart) is reopened."""
+        """The calling thread's connection (reopened once broken), or the shared one."""
         if self._closed:
             raise LogUnavailable(f"PostgresLog for agent {self._agent_id!r} is closed")
-        current = self._conn
-        if current is not None and (self._conninfo is None or not current.closed):
-            return current
-        assert self._conninfo is not None
-        conn: psycopg.Connection[Any] = _psycopg().connect(self._conninfo, autocommit=True)
-        self._conn = conn
-        create_tables(conn)
-        return conn
+        if self._shared is not None:
+            return self._shared
+        assert self._pool is not None
+        return self._pool.connection()
 
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
         """Every psycopg error becomes ``LogUnavailable`` (typed, the driver's error chained)."""
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         try:
             yield
         except psycopg.Error as error:
@@ -479,7 +428,7 @@ class PostgresLog:
             ) from error
 
     def close(self) -> None:
-        """Release the lease (best effort) and close an own connection (idempotent)."""
+        """Release the lease (best effort) and give the connections back (idempotent)."""
         if self._closed:
             return
         try:
@@ -488,9 +437,9 @@ class PostgresLog:
             pass  # the lease lapses by itself
         finally:
             self._closed = True
-            if self._conninfo is not None and self._conn is not None:
-                self._conn.close()
-            self._conn = None
+            if self._pool is not None:
+                self._pool = None
+                self._give_back()
 
     def __enter__(self) -> PostgresLog:
         return self
@@ -510,8 +459,15 @@ class PostgresLog:
         return f"PostgresLog(agent_id={self._agent_id!r}, {state})"
 
 
+_lease: Final = lease_seconds
+
+
 if TYPE_CHECKING:
     from inbox_core.shell.logs import EventLog
+    from inbox_core.shell.writers import GroupLog
 
     def _is_event_log(log: PostgresLog) -> EventLog:
         return log  # mypy: PostgresLog satisfies the EventLog protocol
+
+    def _is_group_log(log: PostgresLog) -> GroupLog:
+        return log  # mypy: and joins a group commit

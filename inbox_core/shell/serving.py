@@ -2,13 +2,15 @@
 
 While the agent owns a log that holds posts (``SqliteLog``, ``PostgresLog``),
 one ``PostServer`` task waits for a post (``log.post_wake()``), reads the
-oldest pending ones, reduces them one at a time against the agent's state,
-and hands the batch back to the agent: one ``append`` with the events of
-every applied command and the outcome of every post, then each command is
-committed and announced in order, exactly as if the owner had issued them.
-Everything between the read and the commit is synchronous, on the event
-loop: a post interleaves with the owner's own commands and with a turn in
-progress at command boundaries only, like any in-process command.
+oldest pending ones (in a worker thread: store I/O never blocks the event
+loop, R37), reduces them one at a time against the agent's state, and hands
+the batch back to the agent: one write with the events of every applied
+command and the outcome of every post, then each command is adopted and
+announced in order, exactly as if the owner had issued them. The reduction
+and the hand-over are synchronous, on the event loop: a post interleaves with
+the owner's own commands and with a turn in progress at command boundaries
+only, like any in-process command. The server reads again only once the
+agent's writes so far are durable, so a post it consumed is never read twice.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import logging
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Final, Protocol
 
-from inbox_core.errors import InboxCoreError, LogFenced
+from inbox_core.errors import InboxCoreError
 from inbox_core.reducer import reduce
 from inbox_core.shell.logs import LogUnavailable
 from inbox_core.shell.posts import (
@@ -113,14 +115,26 @@ class PostServer:
         return not (self._stopped or agent.detached or agent.state.disposed)
 
     def drain(self) -> bool:
-        """Apply one batch of pending posts (synchronous); whether a full batch was read."""
+        """Apply one batch of pending posts, reading in the calling thread (construction);
+        whether a full batch was read."""
         if not self._active():
             return False
-        posts = self._log.pending_posts(BATCH)
-        if posts:
+        return self._apply(self._log.pending_posts(BATCH)) == BATCH
+
+    def _apply(self, posts: list[PendingPost]) -> int:
+        if posts and self._active():
             transitions, consumed = decide(self._agent.state, posts)
             self._agent._record_posts(transitions, consumed)
-        return len(posts) == BATCH
+        return len(posts)
+
+    async def _drain(self) -> bool:
+        """``drain`` from the serving task: once the agent's writes are durable, read in a
+        worker thread, then apply on the loop."""
+        await self._agent.durable()  # a post consumed by a write on its way is not read again
+        if not self._active():
+            return False
+        posts = await asyncio.to_thread(self._log.pending_posts, BATCH)
+        return self._apply(posts) == BATCH
 
     def drain_quietly(self) -> None:
         """``drain`` at construction: a store failure is left to the task to retry."""
@@ -151,13 +165,14 @@ class PostServer:
         try:
             while self._active():
                 try:
-                    more = self.drain()
+                    more = await self._drain()
                 except LogUnavailable as error:
                     logger.warning("serving posts: %s; retrying", error)
                     await asyncio.sleep(RETRY_SECONDS)
                     continue
-                except (LogFenced, InboxCoreError) as error:  # fenced or detached: done
-                    logger.warning("serving posts stopped: %s", error)
+                except (InboxCoreError, RuntimeError) as error:  # fenced, detached, stopped
+                    if self._active():
+                        logger.warning("serving posts stopped: %s", error)
                     return
                 except Exception as error:  # pragma: no cover - a bug: say so, never loop on it
                     logger.error("serving posts stopped", exc_info=error)

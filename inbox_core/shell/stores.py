@@ -25,6 +25,7 @@ from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent
 from inbox_core.shell import sqlite_posts
 from inbox_core.shell.logs import CorruptLog, LogUnavailable, decode_record
+from inbox_core.shell.postgres_schema import connection_source, create_tables, psycopg_module
 from inbox_core.shell.posts import (
     PG_INSERT,
     PG_POSTS,
@@ -38,7 +39,8 @@ from inbox_core.shell.posts import (
     post_key,
 )
 from inbox_core.shell.serving import Wake
-from inbox_core.shell.sqlite import SqliteLog, _sqlite_errors, _timeout
+from inbox_core.shell.sqlite import SqliteLog
+from inbox_core.shell.sqlite_schema import sqlite_errors, timeout_seconds
 from inbox_core.shell.wakes import SqliteWake, pg_listener, sqlite_bell
 
 if TYPE_CHECKING:
@@ -174,7 +176,7 @@ class SqliteStore(_Store):
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
         SqliteLog(path, timeout=timeout).close()  # checks, creates or migrates the file
         self._path = os.fspath(path)
-        self._timeout = _timeout(timeout)
+        self._timeout = timeout_seconds(timeout)
         self._lock = threading.Lock()
         self._bell = sqlite_bell(self._path)
         with self._errors("open"):
@@ -194,7 +196,7 @@ class SqliteStore(_Store):
         return self._path
 
     def _errors(self, what: str) -> contextlib.AbstractContextManager[None]:
-        return _sqlite_errors(self._path, what, self._timeout)
+        return sqlite_errors(self._path, what, self._timeout)
 
     @contextlib.contextmanager
     def _connection(self, what: str) -> Iterator[sqlite3.Connection]:
@@ -298,9 +300,7 @@ class PostgresStore(_Store):
     """
 
     def __init__(self, conninfo: str) -> None:
-        from inbox_core.shell.postgres import _connection_source  # noqa: PLC0415 - optional
-
-        source, _ = _connection_source(conninfo)
+        source, _ = connection_source(conninfo)
         if source is None:
             raise InvalidInput("PostgresStore takes a libpq connection string")
         self._conninfo = source
@@ -316,9 +316,7 @@ class PostgresStore(_Store):
 
     @contextlib.contextmanager
     def _connection(self, what: str) -> Iterator[psycopg.Connection[Any]]:
-        from inbox_core.shell.postgres import _psycopg, create_tables  # noqa: PLC0415
-
-        psycopg = _psycopg()
+        psycopg = psycopg_module()
         with self._lock:
             if self._closed:
                 raise LogUnavailable("PostgresStore is closed")

@@ -8,6 +8,7 @@ names the rule it checks; each can fail on a store that breaks it.
 from __future__ import annotations
 
 import gc
+import sqlite3
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -252,24 +253,30 @@ def test_R29_read_never_blocks_a_writer(store: Store) -> None:
 
 
 class _open_snapshot:
-    """Hold a read transaction open on the reader's connection while the writer appends."""
+    """Hold a read transaction open on a reader's own connection (another process's, say:
+    a log's connection is shared by the logs of its file in one thread) while the owner
+    appends."""
 
     def __init__(self, store: Store, reader: Any) -> None:
         self.store, self.reader = store, reader
+        self.conn: Any = None
 
     def __enter__(self) -> None:
         if self.store.name.startswith("sqlite"):
-            conn = self.reader.connection
-            conn.execute("BEGIN")
-            conn.execute("SELECT COUNT(*) FROM events").fetchone()
+            self.conn = sqlite3.connect(self.reader.path, isolation_level=None)
+            self.conn.execute("BEGIN")
+            self.conn.execute("SELECT COUNT(*) FROM events").fetchone()
         elif self.store.name == "postgres":
-            conn = self.reader.connection
-            conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
-            conn.execute("SELECT COUNT(*) FROM inbox_core_events").fetchone()
+            import psycopg
+
+            self.conn = psycopg.connect(self.store.conninfo, autocommit=True)  # type: ignore[attr-defined]
+            self.conn.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+            self.conn.execute("SELECT COUNT(*) FROM inbox_core_events").fetchone()
 
     def __exit__(self, *exc: object) -> None:
-        if self.store.rows:
-            self.reader.connection.execute("ROLLBACK")
+        if self.conn is not None:
+            self.conn.execute("ROLLBACK")
+            self.conn.close()
 
 
 def test_R29_a_lapsed_lease_nobody_took_stays_writable(store: Store) -> None:

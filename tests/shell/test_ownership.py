@@ -475,7 +475,9 @@ def test_R29_a_v1_file_migrates_to_agent_default_losing_nothing(tmp_path: Path) 
             r[0]
             for r in log.connection.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
         ]
-        assert tables == ["events"]
+        assert tables == ["events", "agents"]  # R37: the agents table, "default" unknown
+        flags = list(log.connection.execute("SELECT agent_id, work FROM agents"))
+        assert flags == [("default", 1)]
     with SqliteLog(path, agent_id="other") as other:
         assert other.read() == []
         other.acquire()
@@ -490,7 +492,7 @@ def test_R29_a_failed_migration_leaves_the_v1_file(
 ) -> None:
     """R29: the migration is one transaction: if its last statement fails, after the v1 table
     was dropped, the v1 table and rows remain and the error is typed (LogUnavailable)."""
-    from inbox_core.shell import sqlite as sqlite_module
+    from inbox_core.shell import sqlite_schema as sqlite_module
 
     path = tmp_path / "v1.db"
     with sqlite3.connect(path) as conn:
