@@ -61,6 +61,30 @@ def _(s: Script) -> None:
     s.end_maintenance()
 
 
+@scenario("guard-turn-during-maintenance", "R31", "R34", "I11", "D23")
+def _(s: Script) -> None:
+    """Maintenance runs while no turn is open, so no turn is live: guarded by the turn that
+    ended before it (1) or the next one (2), a followup, an inject, a move and a cancel
+    raise TurnMismatch and change nothing. A job aborted by a cancel is still not idle
+    (AgentBusy). When the job ends the waiting followup makes it open turn 2 (which claims
+    the parked q first, D23), and turn 2 is live."""
+    s.followup("a")
+    s.turn()
+    s.queue("q")
+    s.begin_maintenance()
+    for turn in (1, 2):
+        s.followup("x", expect=ExpectTurn(turn), raises="TurnMismatch")
+        s.inject("x", expect=ExpectTurn(turn), raises="TurnMismatch")
+        s.move("q", NS, expect=ExpectTurn(turn), raises="TurnMismatch")
+        s.cancel(keep_inbox=True, expect=ExpectTurn(turn), raises="TurnMismatch")
+    s.cancel(keep_inbox=True)  # aborts the job (R31); the status stays maintenance
+    s.followup("x", expect=IDLE, raises="AgentBusy")
+    s.cancel(expect=ExpectTurn(1), raises="TurnMismatch")
+    s.followup("f")
+    s.end_maintenance()  # turn 2 claims the parked q first (D23)
+    s.steer("s", expect=ExpectTurn(2))
+
+
 @scenario("guard-idle-move-and-cancel", "R7", "R8", "R21", "R22", "R34", "D1", "D2")
 def _(s: Script) -> None:
     """ExpectIdle on a move and a cancel: they act while idle and are refused while a
@@ -107,6 +131,25 @@ def _(s: Script) -> None:
     s.steer("late", expect=ExpectTurn(1), raises="TurnMismatch")
     s.inject("late-inject", expect=ExpectTurn(1), raises="TurnMismatch")
     s.followup("next", expect=ExpectTurn(1), raises="TurnMismatch")
+
+
+@scenario("guard-turn-followup-and-inject-hold", "R12", "R14", "R15", "R17", "R34")
+def _(s: Script) -> None:
+    """ExpectTurn holds for every intent while its turn is live, and holding changes nothing
+    about the send: a guarded followup waits in next-turn with no second reservation
+    (R14), a guarded inject waits in next-step and forces no step (R15). The inject rides
+    along with the boundary a Continue reaches anyway; the followup gets turn 2."""
+    _turn_one_step_open(s)
+    s.followup("f", expect=ExpectTurn(1))
+    s.inject("i", expect=ExpectTurn(1))
+    s.cont()  # between steps the claim takes next-step input only: i
+    s.enter()
+    s.complete()  # nothing waking in next-step: turn-stopping, not another step
+    s.inject("j", expect=ExpectTurn(1))
+    s.followup("g", expect=ExpectTurn(1))
+    s.stop()  # turn 1 ends; turn 2 claims j (next-step) and then f
+    s.followup("h", expect=ExpectTurn(1), raises="TurnMismatch")
+    s.inject("k", expect=ExpectTurn(2))
 
 
 @scenario("guard-turn-past-and-future", "R34", "I11")
@@ -218,6 +261,25 @@ def _(s: Script) -> None:
     s.resume()
     s.steer("s", expect=ExpectTurn(1), raises="TurnMismatch")
     s.followup("b", expect=IDLE)
+
+
+@scenario("guard-precedence-after-resume-required-stranded", "R27", "R31", "R34", "D33")
+def _(s: Script) -> None:
+    """A replayed log with waking work left idle (the process died during maintenance,
+    after a followup was inserted): the status reads idle, yet ExpectIdle does not hold
+    and ExpectTurn does not mismatch; every guarded command raises ResumeRequired. Resume
+    opens turn 1 for the followup, which is then live."""
+    s.begin_maintenance()
+    s.followup("f")
+    s.crash()
+    s.expect(status="idle")
+    s.followup("g", expect=IDLE, raises="ResumeRequired")
+    s.queue("g", expect=ExpectTurn(1), raises="ResumeRequired")
+    s.move("f", NS, expect=ExpectTurn(1), raises="ResumeRequired")
+    s.cancel(expect=IDLE, raises="ResumeRequired")
+    s.resume()
+    s.steer("s", expect=ExpectTurn(1))
+    s.followup("g", expect=IDLE, raises="AgentBusy")
 
 
 @scenario("guard-json-forms", "R34", "D12", "D17")

@@ -192,9 +192,20 @@ def test_r34_a_late_steer_opens_no_turn() -> None:
 # ------------------------------------------------------------------ precedence
 
 
-def test_r34_d33_resume_required_comes_before_the_expectation() -> None:
-    """R34, D33: a replayed open turn is not driven: ResumeRequired, not a mismatch."""
-    state = replay(step_of_turn_1().log)
+def stranded_log() -> Run:
+    """A followup inserted during maintenance, then the process died: replayed, the log
+    leaves waking work idle (``Stranded``, R27, R31)."""
+    run = maintenance()
+    run(followup(msg("f")))
+    return run
+
+
+@pytest.mark.parametrize("left", ["an open turn", "waking work idle"])
+def test_r34_d33_resume_required_comes_before_the_expectation(left: str) -> None:
+    """R34, R27, D33: a replayed open turn is not driven, and replayed waking work left idle
+    waits for Resume (its status reads idle): ResumeRequired, never a mismatch or busy."""
+    state = replay((step_of_turn_1() if left == "an open turn" else stranded_log()).log)
+    assert state.resume_required
     for expect in (ExpectIdle(), ExpectTurn(1), ExpectTurn(2)):
         for command in guarded_commands(expect):
             with pytest.raises(ResumeRequired):
