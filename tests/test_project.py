@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib.util
 import re
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -170,6 +171,19 @@ def test_readme_figures_are_generated_from_the_baseline() -> None:
     """README's figures come from benchmarks/baseline.json (run `python tools/figures.py`
     after a new baseline), so no number in the README is restated by hand."""
     assert _tool("figures").main(["--check"]) == 0
+
+
+def test_testing_md_names_the_modules_mutation_testing_mutates() -> None:
+    """specs/testing.md §7 names exactly the files pyproject's ``[tool.mutmut] only_mutate``
+    lists (the mutated modules and the coverage gate, noxfile.py), with their count."""
+    with (ROOT / "pyproject.toml").open("rb") as f:
+        only = tomllib.load(f)["tool"]["mutmut"]["only_mutate"]
+    text = " ".join((ROOT / "specs" / "testing.md").read_text(encoding="utf-8").split())
+    found = re.search(r"mutates the (\d+) pure-core modules `only_mutate` lists \(([^;]*);", text)
+    assert found, "specs/testing.md §7 no longer says which modules mutmut mutates"
+    named = re.findall(r"`(\w+)`", found.group(2))
+    assert [f"inbox_core/{name}.py" for name in named] == only
+    assert int(found.group(1)) == len(only)
 
 
 def test_decision_and_rule_references_exist() -> None:
