@@ -17,6 +17,20 @@ What it shows (``pip install 'inbox-core[pydantic-ai]'``):
 3. the process "restarts": a new host and agent over the same SQLite log restore the
    conversation from the log alone and go on with it;
 4. a maintenance job compacts the history into one summary; the next request starts there.
+
+Under a worker (``inbox-core serve``, R37) ``make_host`` is the factory: the worker calls
+``make_host(agent_id)`` each time it opens an agent, and ``LoopAgent`` restores that agent's
+conversation from its log. examples/ is not a package, so name the module as it is found on
+``sys.path`` (``serve`` puts the current directory there, as ``python -m`` does)::
+
+    cd examples && inbox-core serve sqlite:agents.db --host pydantic_ai_agent:make_host
+    # or, from the repository root:
+    PYTHONPATH=examples inbox-core serve sqlite:agents.db --host pydantic_ai_agent:make_host
+
+then, from any process (with the same database path): ``inbox-core post sqlite:agents.db
+alice --followup "What is the weather in Paris?" --wait``. Every host built from a model
+name shares one ``Model`` (see ``shared_model``): a worker serving many agents resolves
+the name once.
 """
 
 from __future__ import annotations
@@ -36,7 +50,7 @@ from pydantic_ai.messages import (
     TextPartDelta,
     ToolReturnPart,
 )
-from pydantic_ai.models import Model
+from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
 from inbox_core import RecordsTranscript, create_user_message, fates, transcript
@@ -107,23 +121,41 @@ class Console:
             self.line = []
 
 
+_MODELS: dict[str, Model] = {}
+
+
+def shared_model(model: Model | str = MODEL) -> Model:
+    """The process's one ``Model`` for a model name (``OFFLINE`` included), built on first use.
+
+    A pydantic-ai model holds no conversation (each request carries its messages), so every
+    agent's host can send through the same one: a worker serving many agents resolves the
+    name (and builds its provider and HTTP client) once, not once per agent. A ``Model``
+    passed in is used as it is.
+    """
+    if isinstance(model, Model):
+        return model
+    if model not in _MODELS:
+        _MODELS[model] = offline_model() if model == OFFLINE else infer_model(model)
+    return _MODELS[model]
+
+
 def make_host(
     agent_id: str, *, model: Model | str = MODEL, on_event: Console | None = None
 ) -> PydanticAIHost:
-    """One agent's host: one host per agent, its conversation in that agent's log. This is
-    the ``FACTORY(agent_id)`` a worker calls (``inbox-core serve STORE --host
-    pydantic_ai_agent:make_host``); ``LoopAgent`` restores the history when it opens the log."""
-    if model == OFFLINE:
-        model = offline_model()
-    return PydanticAIHost(model, tools=[weather], instructions=INSTRUCTIONS, on_event=on_event)
+    """``FACTORY(agent_id) -> Host``: a new host for each agent (a host holds one
+    conversation), all sharing one model (``shared_model``). The host needs nothing from
+    ``agent_id``: the worker opens that agent's log, and ``LoopAgent`` restores the history
+    from it (see the module docstring for the ``inbox-core serve`` command)."""
+    return PydanticAIHost(
+        shared_model(model), tools=[weather], instructions=INSTRUCTIONS, on_event=on_event
+    )
 
 
 async def main(
     model: Model | str = MODEL, path: str = "agent.db", out: Callable[[str], None] = print
 ) -> list[str]:
     """Run the four scenes over a SQLite log at ``path``; return the final history's kinds."""
-    if model == OFFLINE:
-        model = offline_model()
+    model = shared_model(model)
     console = Console(out)
     user = create_user_message
 

@@ -1,5 +1,6 @@
 """README's "Steering a pydantic-ai agent" program and examples/pydantic_ai_agent.py run
-offline and show what they claim (R8, R16, R17, R22-R24, R27, R30, R31)."""
+offline and show what they claim (R8, R16, R17, R22-R24, R27, R30, R31; the example's
+``make_host`` is a worker's factory, R37)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import contextlib
 import importlib.util
 import io
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -15,9 +17,15 @@ import pytest
 
 pytest.importorskip("pydantic_ai", reason="the pydantic-ai extra is not installed")
 
-from inbox_core import RecordsTranscript, TurnTranscript, fates, transcript
+from inbox_core import (
+    RecordsTranscript,
+    TurnTranscript,
+    create_user_message,
+    fates,
+    transcript,
+)
 from inbox_core.integrations.pydantic_ai import SUMMARY
-from inbox_core.shell import SqliteLog
+from inbox_core.shell import LoopAgent, SqliteLog
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -111,3 +119,36 @@ def test_r16_example_takes_a_model_name(tmp_path: Path) -> None:
     kinds = asyncio.run(example.main("test", path=str(tmp_path / "t.db"), out=lines.append))
     assert kinds[0] == "request"
     assert "4. compaction: one summary replaces the history" in lines
+
+
+def test_r37_make_host_is_a_factory_importable_as_the_docstring_says(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """R37 (``FACTORY(agent_id)`` returns the agent's ``Host``), R30: with examples/ on
+    ``sys.path`` (``inbox-core serve`` puts the current directory there, as ``python -m``
+    does), ``pydantic_ai_agent:make_host`` resolves by the name the example's docstring
+    gives; each call builds a new host, one conversation per agent, all sharing one model."""
+    doc = load_example().__doc__ or ""
+    commands = re.findall(r"^\s*(.*inbox-core serve .*)$", doc, re.M)
+    assert [command.split(" inbox-core")[0] for command in commands] == [
+        "cd examples &&",  # run from examples/
+        "PYTHONPATH=examples",  # run from the repository root
+    ]
+    [target] = {command.split("--host ")[1].split()[0] for command in commands}
+    module_name, factory_name = target.split(":")
+    monkeypatch.syspath_prepend(str(EXAMPLE.parent))
+    monkeypatch.delitem(sys.modules, module_name, raising=False)
+    factory = getattr(importlib.import_module(module_name), factory_name)
+    alice, bob = factory("alice"), factory("bob")
+    assert alice is not bob
+    assert alice.model is bob.model  # resolved once for every agent (shared_model)
+
+    async def serve_alice() -> None:
+        agent = LoopAgent(alice)
+        agent.followup(create_user_message("hello"))
+        await agent.when_idle()
+        await agent.aclose()
+
+    asyncio.run(serve_alice())
+    assert [message.kind for message in alice.history] == ["request", "response"]
+    assert bob.history == []
