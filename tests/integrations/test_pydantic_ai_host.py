@@ -5,6 +5,7 @@ R27, R30, R31, R33)."""
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -28,6 +29,7 @@ from pydantic_ai.models.test import TestModel
 from inbox_core import (
     AgentError,
     CompletedReason,
+    DurableEvent,
     HostRecord,
     InvalidInput,
     RecordsTranscript,
@@ -635,6 +637,49 @@ async def test_r31_compaction_summarizes_the_history_into_one_record() -> None:
     restored = host_for(Script.of())
     LoopAgent(restored, log=log.handle())
     assert same_messages(restored.history, host.history)
+
+
+class RefusingSummaries(MemoryLog):
+    """A store that refuses, while ``refuse`` is set, every append holding a summary."""
+
+    refuse = False
+
+    def append(self, events: Sequence[DurableEvent]) -> None:
+        if self.refuse and any(getattr(e, "type", None) == SUMMARY for e in events):
+            raise OSError("the store refused the write")
+        super().append(events)
+
+
+@run_async
+async def test_r30_r31_sh11_a_summary_the_log_refused_never_reaches_the_model() -> None:
+    """R30, R31, SH11 (issue 21): when the maintenance end carrying the summary cannot be
+    written, run_maintenance raises, the agent goes on without the records, and the shell
+    restores the host from the log: its history is the log's at once, and the next request
+    is built from the history without the summary (before the fix the host kept a summary
+    the log never had, and sent it to the model)."""
+    script = Script.of("Paris is sunny.", "The user asked about Paris.", "Still sunny.")
+    log = RefusingSummaries()
+    host = host_for(script)
+    agent = LoopAgent(host, log=log)
+    agent.followup(msg("weather in Paris?"))
+    await agent.when_idle()
+    log.refuse = True
+    with pytest.raises(OSError, match="refused"):
+        await agent.run_maintenance(host.compact)
+    assert agent.status == "idle"  # the shell ended the job without its records
+    assert not [e for e in log.read() if isinstance(e, HostRecord) and e.type == SUMMARY]
+    assert_history_is_the_log(host, agent)
+    log.refuse = False
+
+    agent.followup(msg("still?"))
+    await agent.when_idle()
+    assert shape(script.requests[2]) == [
+        ("request", [("user", "weather in Paris?")]),
+        ("response", [("text", "Paris is sunny.")]),
+        ("request", [("user", "still?")]),
+    ]
+    assert_history_is_the_log(host, agent)
+    check_invariants(agent)
 
 
 @run_async
