@@ -24,6 +24,7 @@ from inbox_core.cli.demo import run_demo
 from inbox_core.cli.posting import INTENTS, parse_expect, run_post, run_watch
 from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, out
 from inbox_core.cli.replay import run_replay
+from inbox_core.cli.serving import run_serve
 from inbox_core.vectors import run_vector_file, vector_files
 
 PACKAGE_ROOT: Final = Path(__file__).resolve().parents[2]
@@ -287,6 +288,26 @@ examples:
   inbox-core watch postgresql://app@db/agents alice --since 120 --json
   inbox-core watch sqlite:agents.db alice --no-follow""",
     ),
+    "serve": (
+        "serve the agents of a store that have work (a worker)",
+        """\
+Run a worker over STORE (sqlite:PATH or a postgresql:// URL) until SIGTERM or
+SIGINT: it opens every agent that has work (an unconsumed post, or an open
+turn or waking work left by an owner that died or detached) and no live
+owner, up to --max-agents, with the Host that FACTORY(agent_id) returns
+(--host MODULE:FACTORY; the current directory is importable), applies its
+posts, drives its turns, and detaches it after --idle-seconds idle. Any
+number of workers share a store: each agent is served by one at a time
+(R29, R37). Store I/O runs off the event loop, batched across agents. On
+SIGTERM every agent is detached (its inbox stays in the log) and the worker
+exits 0; after SIGKILL the next worker resumes its agents. One line of
+statistics per --stats-seconds goes to standard error.""",
+        """\
+examples:
+  inbox-core serve sqlite:agents.db --host inbox_core.shell.echo:echo_host
+  inbox-core serve postgresql://app@db/agents --host myhosts:make_host --max-agents 500
+  inbox-core post sqlite:agents.db alice --followup "hello" --wait""",
+    ),
 }
 
 
@@ -497,6 +518,54 @@ def build_parser() -> argparse.ArgumentParser:
         help="print what the log holds now and exit",
     )
     watch.add_argument("--json", action="store_true", help="one JSON event per line")
+
+    serve = command("serve", run_serve)
+    serve.add_argument(
+        "store", type=_store, metavar="STORE", help="sqlite:PATH or postgresql://..."
+    )
+    serve.add_argument(
+        "--host",
+        required=True,
+        metavar="MODULE:FACTORY",
+        help="FACTORY(agent_id) returns the agent's Host",
+    )
+    serve.add_argument(
+        "--max-agents",
+        type=_positive,
+        default=1000,
+        metavar="N",
+        help="the most agents served at once (default 1000)",
+    )
+    serve.add_argument(
+        "--idle-seconds",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="detach an agent idle this long (default 30)",
+    )
+    serve.add_argument(
+        "--poll-seconds",
+        type=_seconds,
+        default=1.0,
+        metavar="S",
+        help="look for work this often with no wake (default 1)",
+    )
+    serve.add_argument(
+        "--lease-seconds",
+        type=_seconds,
+        default=None,
+        metavar="S",
+        help="PostgreSQL: each agent's lease (default 30)",
+    )
+    serve.add_argument(
+        "--stats-seconds",
+        type=_seconds,
+        default=60.0,
+        metavar="S",
+        help="log a line of statistics this often (default 60)",
+    )
+    serve.add_argument("--name", metavar="NAME", help="the worker's name in logs (host:pid)")
+    serve.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
     return parser
 
 

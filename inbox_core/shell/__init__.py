@@ -7,7 +7,9 @@ hooks, and a durable ``EventLog`` (``MemoryLog``, ``SqliteLog``,
 ``PostgresLog``) that a new agent acquires, replays and resumes. One writer
 per agent log, enforced by the store (R29): ``LogOwned``, ``LogFenced``,
 ``detach()``. Delivery from any process (R35, R36): ``SqliteStore``,
-``PostgresStore``, ``Receipt`` and the post outcomes. Only this package
+``PostgresStore``, ``Receipt`` and the post outcomes. Workers that share a
+store (R37): ``Worker``, over the writers of the commit path (``InlineWriter``,
+``ThreadWriter``). Only this package
 imports asyncio, sqlite3, psycopg or logging; the core stays pure. See
 specs/shell.md.
 """
@@ -44,6 +46,8 @@ from inbox_core.shell.posts import (
 )
 from inbox_core.shell.sqlite import SqliteLog
 from inbox_core.shell.stores import PostgresStore, SqliteStore
+from inbox_core.shell.worker import Worker, WorkerStats
+from inbox_core.shell.writers import InlineWriter, ThreadWriter, Writer
 
 __all__ = [
     "AbortSignal",
@@ -75,6 +79,11 @@ __all__ = [
     "SqliteStore",
     "UnknownReceipt",
     "Subscriber",
+    "InlineWriter",
+    "ThreadWriter",
+    "Worker",
+    "WorkerStats",
+    "Writer",
     "from_json_lines",
     "to_json_lines",
 ]

@@ -180,8 +180,9 @@ class LoopAgent(Committing):
         self._state = self._head = replay(events)
         if (restore := getattr(self._host, "restore", None)) is not None:
             restore(events)  # a RestoringHost rebuilds its memory from the log (SH11)
+        self._posts_decided = 0
         self._sync_signal()
-        self._apply(Resume())  # D8: a no-op unless the log needs it
+        self._resumed = bool(self._apply(Resume()).durable)  # D8: a no-op unless needed
         self._record((), work=needs_owner(self._head))  # R37: what the log says of its owner
         self._server = PostServer.attach(self)  # R35: a log that holds posts is served
         if self._server is not None:
@@ -227,6 +228,17 @@ class LoopAgent(Committing):
     def stopped(self) -> BaseException | None:
         """Why the driver stopped (the log's error, or a core bug), None while it can drive."""
         return self._failure
+
+    @property
+    def resumed(self) -> bool:
+        """Whether opening this agent had to resume its log (R27): a turn left open or
+        waking work left pending by an owner that died or detached."""
+        return self._resumed
+
+    @property
+    def posts_decided(self) -> int:
+        """How many posts this agent consumed (applied or rejected, R35)."""
+        return self._posts_decided
 
     @property
     def signal(self) -> AbortSignal | None:

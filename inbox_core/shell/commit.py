@@ -82,6 +82,7 @@ class Committing(Driving):
     _queue: deque[tuple[Notification, tuple[_Subscription, ...]]]
     _delivering: bool
     _waiters: list[asyncio.Future[None]]
+    _posts_decided: int
 
     def _stop_serving(self) -> None:
         raise NotImplementedError
@@ -138,7 +139,9 @@ class Committing(Driving):
     def _record_posts(self, transitions: Sequence[Transition], consumed: Sequence[Consumed]) -> int:
         """Posts (R35): one write holds every applied command's events and every post's
         outcome, then each command is adopted in order, as ``_record`` would."""
-        return self._record(transitions, consumed)
+        number = self._record(transitions, consumed)
+        self._posts_decided += len(consumed)
+        return number
 
     def _written(self, entry: _Unsettled, error: BaseException | None) -> None:
         """A deferred write's outcome, in the event loop (``Writer.write``'s ``done``)."""

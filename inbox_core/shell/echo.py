@@ -9,7 +9,7 @@ from inbox_core.commands import Completed, Decision, Enter, StepOutcome
 from inbox_core.shell.host import AbortSignal
 from inbox_core.values import UserMessage
 
-__all__ = ["EchoHost"]
+__all__ = ["EchoHost", "echo_host"]
 
 
 class EchoHost:
@@ -50,3 +50,11 @@ class EchoHost:
 
     def __repr__(self) -> str:
         return f"EchoHost(delay={self.delay!r})"
+
+
+def echo_host(agent_id: str) -> EchoHost:
+    """A worker's host factory (``inbox-core serve ... --host inbox_core.shell.echo:echo_host``):
+    an ``EchoHost`` per agent; ``INBOX_CORE_ECHO_DELAY`` (seconds) sets each step's delay."""
+    import os  # noqa: PLC0415 - only this factory reads the environment
+
+    return EchoHost(delay=float(os.environ.get("INBOX_CORE_ECHO_DELAY", "0")))

@@ -31,9 +31,10 @@ from typing import Final
 from inbox_core.errors import LogOwned
 from inbox_core.shell.logs import LogUnavailable
 
-__all__ = ["OwnerFile", "drop_lock", "take_lock"]
+__all__ = ["OwnerFile", "drop_lock", "held_elsewhere", "take_lock"]
 
 _OFD_SETLK: Final[int | None] = getattr(fcntl, "F_OFD_SETLK", None)
+_OFD_GETLK: Final[int | None] = getattr(fcntl, "F_OFD_GETLK", None)
 _FLOCK: Final = struct.Struct("hhqqi")  # struct flock: type, whence, start, len, pid
 _FLOCK_SIZE: Final = 32  # the kernel's struct flock on 64-bit Linux; padding is harmless
 
@@ -47,6 +48,17 @@ def _set_lock(fd: int, offset: int, lock: bool) -> None:
     else:  # pragma: no cover - not Linux
         operation = fcntl.LOCK_EX | fcntl.LOCK_NB if lock else fcntl.LOCK_UN
         fcntl.lockf(fd, operation, 1, offset, os.SEEK_SET)
+
+
+def _held(fd: int, offset: int) -> bool:
+    """Whether another open file description (another process) holds the byte's lock."""
+    if _OFD_GETLK is not None:
+        request = _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, offset, 1, 0).ljust(_FLOCK_SIZE, b"\0")
+        answer = fcntl.fcntl(fd, _OFD_GETLK, request)
+        return bool(_FLOCK.unpack(answer[: _FLOCK.size])[0] != fcntl.F_UNLCK)
+    request = _FLOCK.pack(fcntl.F_WRLCK, os.SEEK_SET, offset, 1, 0)  # pragma: no cover
+    answer = fcntl.fcntl(fd, fcntl.F_GETLK, request)  # pragma: no cover - not Linux
+    return bool(_FLOCK.unpack(answer)[0] != fcntl.F_UNLCK)  # pragma: no cover
 
 
 class OwnerFile:
@@ -133,6 +145,22 @@ def take_lock(db_path: str, agent_id: str, token: object) -> OwnerFile:
             ) from error
         owner_file.owners[agent_id] = token
         return owner_file
+
+
+def held_elsewhere(db_path: str, agent_ids: list[str]) -> set[str]:
+    """Of ``agent_ids``, those another process owns now (a lock test: nothing is taken). A
+    worker's placement asks this first, so it tries only agents nobody holds (R37)."""
+    lock_path = os.path.realpath(db_path) + "-owners"
+    with _OWNER_LOCK:
+        owner_file = _OWNER_FILES.get(lock_path)
+        if owner_file is None or not owner_file.intact():
+            try:
+                owner_file = OwnerFile(lock_path)
+            except OSError:
+                return set()  # acquire will say what is wrong
+            _OWNER_FILES[lock_path] = owner_file
+        fd = owner_file.fd
+        return {agent for agent in agent_ids if _held(fd, _lock_offset(agent))}
 
 
 def drop_lock(owner_file: OwnerFile, agent_id: str, token: object) -> None:

@@ -4,6 +4,9 @@
 logs (``store.log(agent_id)``), take posts for agents the caller does not own
 (``store.post``), answer how a post ended (``store.outcome``, ``await
 store.wait``) and follow any agent's log without owning it (``store.watch``).
+For workers (R37) they name the agents that have work and no live owner
+(``store.candidates``), renew a worker's leases in one statement
+(``store.renew``) and wake a worker on any post (``store.work_wake``).
 A store object is safe to use from several threads (one lock per object);
 ``wait`` and ``watch`` run in an event loop. See specs/shell.md section 12.
 """
@@ -16,7 +19,7 @@ import math
 import os
 import sqlite3
 import threading
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
@@ -25,7 +28,14 @@ from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent
 from inbox_core.shell import sqlite_posts
 from inbox_core.shell.logs import CorruptLog, LogUnavailable, decode_record
-from inbox_core.shell.postgres_schema import connection_source, create_tables, psycopg_module
+from inbox_core.shell.owners import held_elsewhere
+from inbox_core.shell.postgres_schema import (
+    CANDIDATES,
+    RENEW_MANY,
+    connection_source,
+    create_tables,
+    psycopg_module,
+)
 from inbox_core.shell.posts import (
     PG_INSERT,
     PG_POSTS,
@@ -79,6 +89,18 @@ def _since(value: object) -> int:
     return value
 
 
+def _limit(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+        raise InvalidInput(f"limit must be an int >= 1, got {value!r:.80}")
+    return value
+
+
+_SQLITE_CANDIDATES: Final = (
+    "SELECT agent_id FROM agents WHERE work = 1 "
+    "UNION SELECT DISTINCT agent_id FROM posts WHERE outcome IS NULL LIMIT ?"
+)
+
+
 def parse_store(spec: object) -> tuple[str, str]:
     """``("sqlite", path)`` for ``sqlite:PATH``, ``("postgresql", url)`` for a
     ``postgresql://`` (or ``postgres://``) URL; anything else is ``InvalidInput``. The one
@@ -113,6 +135,21 @@ class _Store:
 
     def _events(self, agent_id: str, since: int, limit: int) -> list[tuple[Any, Any]]:
         raise NotImplementedError
+
+    def candidates(self, limit: int) -> list[str]:
+        """Up to ``limit`` agents that have work and no live owner (R37): an unconsumed post,
+        or an open turn, a maintenance job or waking work its last owner left (the ``work``
+        flag), or a flag not known yet. Reads only; a worker then tries to acquire them."""
+        raise NotImplementedError
+
+    def renew(self, logs: Sequence[Any]) -> set[str]:
+        """Renew the leases of ``logs`` (this store's, held by the caller) in one statement;
+        the agent ids whose lease was taken over (R29). Stores without leases renew nothing."""
+        return set()
+
+    def work_wake(self) -> Wake:
+        """A wake rung by every post to any agent of the store (R36, R37). In the loop."""
+        return self._wake("post:*")
 
     async def wait(self, receipt: Receipt, timeout: float | None = None) -> PostOutcome:
         """The post's outcome once decided (``PostApplied()`` or ``PostRejected``); raises
@@ -237,6 +274,14 @@ class SqliteStore(_Store):
         assert seconds is not None
         with self._connection("prune") as conn:
             return sqlite_posts.prune(conn, seconds)
+
+    def candidates(self, limit: int) -> list[str]:
+        limit = _limit(limit)
+        with self._connection("read") as conn:
+            rows = conn.execute(_SQLITE_CANDIDATES, (limit,)).fetchall()
+        found = [str(agent) for (agent,) in rows]
+        held = held_elsewhere(self._path, found)  # a live process owns it: not a candidate
+        return [agent for agent in found if agent not in held]
 
     def _wake(self, key: str) -> Wake:
         return SqliteWake(self._path, key)
@@ -366,6 +411,25 @@ class PostgresStore(_Store):
         seconds = _seconds(older_than, "older_than", allow_none=False)
         with self._connection("prune") as conn:
             return int(conn.execute(_PRUNE, {"seconds": seconds}).rowcount)
+
+    def candidates(self, limit: int) -> list[str]:
+        with self._connection("read") as conn:
+            rows = conn.execute(CANDIDATES, {"limit": _limit(limit)}).fetchall()
+        return [str(agent) for (agent,) in rows]
+
+    def renew(self, logs: Sequence[Any]) -> set[str]:
+        held = [log for log in logs if log.token is not None]
+        lost = {log.agent_id for log in logs if log.token is None}
+        if not held:
+            return lost
+        args = {
+            "agents": [log.agent_id for log in held],
+            "epochs": [log.epoch for log in held],
+            "owners": [log.token for log in held],
+        }
+        with self._connection("renew") as conn:
+            renewed = {str(agent) for (agent,) in conn.execute(RENEW_MANY, args).fetchall()}
+        return lost | {log.agent_id for log in held if log.agent_id not in renewed}
 
     def _wake(self, key: str) -> Wake:
         return pg_listener(self._conninfo).wake(key)

@@ -2,8 +2,8 @@
 outcome for a poster.
 
 A ``Bell`` rings keys (``"post:<agent>"``, ``"events:<agent>"``,
-``"outcome:<agent>"``) to ``Chime``s, each an asyncio event of one loop
-(rung from any thread). Within one process a writer rings the bell of its
+``"outcome:<agent>"``; ``"post:*"`` hears every post) to ``Chime``s, each an
+asyncio event of one loop (rung from any thread). Within one process a writer rings the bell of its
 database at once. Across processes:
 
 - SQLite: one ``SqlitePoller`` per database file and event loop checks
@@ -122,8 +122,11 @@ class Bell:
                     del self._chimes[key]
 
     def ring(self, key: str) -> None:
+        """Ring ``key``'s chimes and those of its kind's wildcard (``post:*`` for ``post:a``:
+        a worker waiting for any post, R37)."""
+        kind, _, _ = key.partition(":")
         with self._lock:
-            chimes = tuple(self._chimes.get(key, ()))
+            chimes = (*self._chimes.get(key, ()), *self._chimes.get(f"{kind}:*", ()))
         for chime in chimes:
             chime.ring()
 

@@ -1,0 +1,419 @@
+"""``Worker`` (R37): one process serving many agents from one store, placed by work.
+
+A worker owns the agents it serves (R29) and nothing else. It needs no list of
+agents: every ``poll_seconds``, and at once (after a short random delay, so
+that workers do not all run for the same agent) when a post arrives for any
+agent, it asks the store for *candidates* (agents with an unconsumed post, or
+whose log needs an owner: an open turn, a maintenance job or waking work left
+by an owner that died or detached, R27) that no live owner holds, and opens
+as many as it has room for (``max_agents``): acquire, read and replay in a
+worker thread, then ``Resume`` and serve (``LoopAgent.open``). Another worker
+that wins the race for an agent makes the acquire raise ``LogOwned``, which
+only counts as a lost race. An agent that stayed idle for ``idle_seconds`` is
+detached (its inbox stays in the log; it is opened again when it has work).
+With leases (PostgreSQL) the worker renews all of its leases in one statement
+every third of a lease; an agent whose lease was taken over is dropped.
+
+Store I/O never blocks the worker's event loop: logs are opened in worker
+threads, and every agent's writes go through one ``ThreadWriter`` (a group
+commit per database, off the loop), so a command's events are durable before
+its notifications are announced or the host sees what they lead to. An agent
+whose write fails stops (its log stays the authority) and is dropped; its work
+stays in the store for the next owner. ``stop()`` (``inbox-core serve`` calls
+it on SIGTERM) detaches every agent and returns from ``run``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import math
+import os
+import random
+import socket
+from collections.abc import Callable
+from typing import Any, Final
+
+import attrs
+
+from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
+from inbox_core.shell.agent import LoopAgent
+from inbox_core.shell.host import Host
+from inbox_core.shell.logs import EventLog
+from inbox_core.shell.stores import PostgresStore, SqliteStore, open_store
+from inbox_core.shell.writers import ThreadWriter, WriteStats
+
+__all__ = ["HostFactory", "Worker", "WorkerStats"]
+
+logger: Final = logging.getLogger("inbox_core.worker")
+
+HostFactory = Callable[[str], Host]
+"""``factory(agent_id)``: the ``Host`` of one agent (a new one for each opening)."""
+
+DEFAULT_MAX_AGENTS: Final = 1000
+DEFAULT_IDLE_SECONDS: Final = 30.0
+DEFAULT_POLL_SECONDS: Final = 1.0
+OPENING_AT_ONCE: Final = 8
+"""How many agents a worker opens concurrently (each in a worker thread)."""
+JITTER_SECONDS: Final = 0.05
+"""The most a worker waits after a post's wake before it looks for candidates."""
+BACKOFF_SECONDS: Final = 30.0
+"""How long an agent that could not be opened (not a lost race) is left alone."""
+
+
+@attrs.frozen
+class WorkerStats:
+    """What a worker did since it started (``Worker.stats``); ``line()`` is its log line."""
+
+    name: str
+    agents: int  # served now
+    running: int  # of them, with a turn open
+    capacity: int  # max_agents
+    opened: int
+    takeovers: int  # opened and resumed: an open turn or waking work left by another owner
+    lost_races: int  # another worker opened it first
+    detached: int  # detached after idle_seconds, or at stop
+    failed: int  # stopped by a failed write or a lost lease, or not opened (an error)
+    posts: int  # posts decided by its agents (applied or rejected)
+    writes: WriteStats
+
+    def line(self) -> str:
+        w = self.writes
+        return (
+            f"{self.name}: serving {self.agents}/{self.capacity} ({self.running} running); "
+            f"opened {self.opened} (takeovers {self.takeovers}, lost races {self.lost_races}), "
+            f"detached {self.detached}, failed {self.failed}, posts {self.posts}; "
+            f"writes {w.parts} in {w.groups} groups, queued {w.queued}, "
+            f"latency p50 {w.latency_p50 * 1000:.1f} ms p99 {w.latency_p99 * 1000:.1f} ms "
+            f"max {w.latency_max * 1000:.1f} ms"
+        )
+
+
+class _Served:
+    __slots__ = ("agent", "idle_since", "log")
+
+    def __init__(self, agent: LoopAgent, log: EventLog) -> None:
+        self.agent = agent
+        self.log = log
+        self.idle_since: float | None = None
+
+
+def _seconds(value: object, what: str) -> float:
+    if (
+        not isinstance(value, (int, float))
+        or isinstance(value, bool)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise InvalidInput(f"{what} must be a positive number of seconds, got {value!r:.80}")
+    return float(value)
+
+
+class Worker:
+    """Serves the agents of ``store`` (a ``SqliteStore``, a ``PostgresStore`` or the
+    ``sqlite:PATH`` / ``postgresql://`` text of one) that have work, with a ``Host`` from
+    ``host(agent_id)`` each. ``await worker.run()`` serves until ``stop()``.
+
+    ``max_agents``: the most agents served at once (the worker takes no more work past
+    it; other workers do). ``idle_seconds``: how long an agent stays idle before it is
+    detached. ``poll_seconds``: how often the store is asked for work with no wake.
+    ``lease_seconds`` (PostgreSQL): the lease of each agent (default: ``PostgresLog``'s).
+    Bad arguments raise ``InvalidInput``.
+    """
+
+    def __init__(
+        self,
+        store: SqliteStore | PostgresStore | str,
+        host: HostFactory,
+        *,
+        max_agents: int = DEFAULT_MAX_AGENTS,
+        idle_seconds: float = DEFAULT_IDLE_SECONDS,
+        poll_seconds: float = DEFAULT_POLL_SECONDS,
+        lease_seconds: float | None = None,
+        name: str | None = None,
+    ) -> None:
+        if not callable(host):
+            raise InvalidInput(f"host must be a callable (agent_id -> Host), got {host!r:.80}")
+        if not isinstance(max_agents, int) or isinstance(max_agents, bool) or max_agents < 1:
+            raise InvalidInput(f"max_agents must be an int >= 1, got {max_agents!r:.80}")
+        self._idle_seconds = _seconds(idle_seconds, "idle_seconds")
+        self._poll_seconds = _seconds(poll_seconds, "poll_seconds")
+        self._log_options: dict[str, Any] = {}
+        if isinstance(store, str):
+            store = open_store(store)
+        if not isinstance(store, (SqliteStore, PostgresStore)):
+            raise InvalidInput(f"store must be a SqliteStore or a PostgresStore, got {store!r:.80}")
+        self._leases = isinstance(store, PostgresStore)
+        self._lease_seconds = 30.0
+        if lease_seconds is not None:
+            self._lease_seconds = _seconds(lease_seconds, "lease_seconds")
+            if self._leases:
+                self._log_options["lease_seconds"] = self._lease_seconds
+        self._store = store
+        self._host = host
+        self._max = max_agents
+        self._name = name or f"{socket.gethostname()}:{os.getpid()}"
+        self._agents: dict[str, _Served] = {}
+        self._opening: set[str] = set()
+        self._backoff: dict[str, float] = {}
+        self._closing: set[asyncio.Task[None]] = set()
+        self._writer: ThreadWriter | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._stopping: asyncio.Event | None = None
+        self._stop_requested = False
+        self._counts = dict.fromkeys(
+            ("opened", "takeovers", "lost_races", "detached", "failed", "posts"), 0
+        )
+
+    # ------------------------------------------------------------------ views
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def store(self) -> SqliteStore | PostgresStore:
+        return self._store
+
+    @property
+    def agents(self) -> dict[str, LoopAgent]:
+        """The agents served now, by id (a copy)."""
+        return {agent_id: served.agent for agent_id, served in self._agents.items()}
+
+    def stats(self) -> WorkerStats:
+        counts = self._counts
+        served = [s.agent for s in self._agents.values()]
+        writes = (
+            self._writer.stats()
+            if self._writer is not None
+            else WriteStats(0, 0, 0, 0, 0.0, 0.0, 0.0)
+        )
+        return WorkerStats(
+            name=self._name,
+            agents=len(served),
+            running=sum(agent.status == "running" for agent in served),
+            capacity=self._max,
+            opened=counts["opened"],
+            takeovers=counts["takeovers"],
+            lost_races=counts["lost_races"],
+            detached=counts["detached"],
+            failed=counts["failed"],
+            posts=counts["posts"] + sum(agent.posts_decided for agent in served),
+            writes=writes,
+        )
+
+    def __repr__(self) -> str:
+        return f"Worker({self._name!r}, serving {len(self._agents)}/{self._max})"
+
+    # ---------------------------------------------------------------- running
+
+    def stop(self) -> None:
+        """Ask ``run`` to detach every agent and return (from any thread, or a signal)."""
+        self._stop_requested = True
+        loop, stopping = self._loop, self._stopping
+        if loop is not None and stopping is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: run has returned
+                loop.call_soon_threadsafe(stopping.set)
+
+    async def run(self) -> None:
+        """Serve until ``stop()``; then detach every agent (the graceful shutdown that keeps
+        every inbox, R29) and return."""
+        if self._loop is not None:
+            raise RuntimeError("this Worker is already running")
+        self._loop = asyncio.get_running_loop()
+        self._stopping = asyncio.Event()
+        if self._stop_requested:
+            self._stopping.set()
+        self._writer = ThreadWriter(name=f"inbox_core writer {self._name}")
+        wake = self._store.work_wake()
+        logger.info("%s: serving %r (at most %d agents)", self._name, self._store, self._max)
+        try:
+            await self._serve(wake)
+        finally:
+            wake.close()
+            await self._detach_all()
+            await self._writer.aclose()
+            logger.info("%s: stopped; %s", self._name, self.stats().line())
+
+    async def _serve(self, wake: Any) -> None:
+        assert self._stopping is not None
+        loop = asyncio.get_running_loop()
+        beat = self._lease_seconds / 3
+        next_beat = loop.time() + beat
+        woken = False
+        while not self._stopping.is_set():
+            if woken:  # spread the workers a post woke: the first to look takes the agent
+                await asyncio.sleep(random.uniform(0, JITTER_SECONDS))
+            self._reap()
+            if self._leases and loop.time() >= next_beat:
+                await self._heartbeat()
+                next_beat = loop.time() + beat
+            await self._place()
+            self._detach_idle(loop.time())
+            woken = await self._wait(wake)
+
+    async def _wait(self, wake: Any) -> bool:
+        """Until a post's wake, ``stop()`` or ``poll_seconds``; whether a wake came."""
+        assert self._stopping is not None
+        waits = {
+            asyncio.ensure_future(wake.wait()),
+            asyncio.ensure_future(self._stopping.wait()),
+        }
+        done, pending = await asyncio.wait(
+            waits, timeout=self._poll_seconds, return_when=asyncio.FIRST_COMPLETED
+        )
+        for task in pending:
+            task.cancel()
+        await asyncio.gather(*pending, return_exceptions=True)
+        return bool(done) and not self._stopping.is_set()
+
+    # -------------------------------------------------------------- placement
+
+    async def _place(self) -> None:
+        """Open candidates while there is room (at most ``OPENING_AT_ONCE`` at a time)."""
+        room = self._max - len(self._agents) - len(self._opening)
+        if room <= 0:
+            return
+        try:
+            found = await asyncio.to_thread(
+                self._store.candidates, room + len(self._agents) + OPENING_AT_ONCE
+            )
+        except InboxCoreError as error:  # e.g. LogUnavailable: look again at the next poll
+            logger.warning("%s: looking for work failed: %s", self._name, error)
+            return
+        loop = asyncio.get_running_loop()
+        now = loop.time()
+        fresh = [
+            agent_id
+            for agent_id in found
+            if agent_id not in self._agents
+            and agent_id not in self._opening
+            and self._backoff.get(agent_id, 0.0) <= now
+        ]
+        random.shuffle(fresh)  # workers that saw the same candidates start apart
+        gate = asyncio.Semaphore(OPENING_AT_ONCE)
+
+        async def open_one(agent_id: str) -> None:
+            async with gate:
+                assert self._stopping is not None
+                if self._stopping.is_set() or len(self._agents) >= self._max:
+                    return
+                await self._open(agent_id)
+
+        await asyncio.gather(*(open_one(agent_id) for agent_id in fresh[:room]))
+
+    def _new_log(self, agent_id: str) -> EventLog:
+        return self._store.log(agent_id, **self._log_options)
+
+    async def _open(self, agent_id: str) -> None:
+        self._opening.add(agent_id)
+        log: EventLog | None = None
+        try:
+            log = opened = await asyncio.to_thread(self._new_log, agent_id)
+            agent = await LoopAgent.open(self._host(agent_id), log=opened, writer=self._writer)
+        except LogOwned:
+            self._counts["lost_races"] += 1
+            await self._close(log)
+            return
+        except Exception as error:
+            self._counts["failed"] += 1
+            assert self._loop is not None
+            self._backoff[agent_id] = self._loop.time() + BACKOFF_SECONDS
+            logger.warning(
+                "%s: agent %r could not be opened (%s: %s); left alone for %g s",
+                self._name,
+                agent_id,
+                type(error).__name__,
+                error,
+                BACKOFF_SECONDS,
+            )
+            await self._close(log)
+            return
+        finally:
+            self._opening.discard(agent_id)
+        self._agents[agent_id] = _Served(agent, opened)
+        self._backoff.pop(agent_id, None)
+        self._counts["opened"] += 1
+        if agent.resumed:
+            self._counts["takeovers"] += 1
+            logger.info("%s: took over agent %r", self._name, agent_id)
+
+    # ----------------------------------------------------------- letting go
+
+    def _reap(self) -> None:
+        """Drop the agents that stopped (a failed write, a fenced log): their work stays in
+        the store for the next owner."""
+        for agent_id, served in list(self._agents.items()):
+            error = served.agent.stopped
+            if error is not None:
+                self._counts["failed"] += 1
+                logger.warning(
+                    "%s: agent %r stopped (%s: %s); let go",
+                    self._name,
+                    agent_id,
+                    type(error).__name__,
+                    error,
+                )
+                self._let_go(agent_id)
+
+    async def _heartbeat(self) -> None:
+        """Renew every lease in one statement; let go the agents another worker took."""
+        served = list(self._agents.items())
+        if not served:
+            return
+        try:
+            lost = await asyncio.to_thread(self._store.renew, [s.log for _, s in served])
+        except InboxCoreError as error:  # the appends renew too; try again next beat
+            logger.warning("%s: renewing leases failed: %s", self._name, error)
+            return
+        for agent_id in lost:
+            if agent_id in self._agents:
+                self._counts["failed"] += 1
+                logger.warning("%s: lost the lease of agent %r", self._name, agent_id)
+                self._let_go(agent_id)
+
+    def _detach_idle(self, now: float) -> None:
+        for agent_id, served in list(self._agents.items()):
+            agent = served.agent
+            if agent.status != "idle":
+                served.idle_since = None
+            elif served.idle_since is None:
+                served.idle_since = now
+            elif now - served.idle_since >= self._idle_seconds:
+                self._counts["detached"] += 1
+                self._let_go(agent_id)
+
+    def _let_go(self, agent_id: str) -> None:
+        """Detach and close one agent in the background (a hook may take its time)."""
+        served = self._agents.pop(agent_id)
+        self._counts["posts"] += served.agent.posts_decided
+        task = asyncio.ensure_future(self._release(served))
+        self._closing.add(task)
+        task.add_done_callback(self._closing.discard)
+
+    async def _release(self, served: _Served) -> None:
+        try:
+            await served.agent.detach()
+        except Exception as error:  # never stops the worker
+            logger.warning("%s: detaching failed: %s", self._name, error, exc_info=error)
+        await self._close(served.log)
+
+    async def _close(self, log: EventLog | None) -> None:
+        if log is None:
+            return
+        if self._writer is not None:
+            self._writer.forget(log)
+        close = getattr(log, "close", None)
+        if close is not None:
+            try:
+                await asyncio.to_thread(close)
+            except Exception as error:
+                logger.warning("%s: closing a log failed: %s", self._name, error)
+
+    async def _detach_all(self) -> None:
+        for agent_id in list(self._agents):
+            self._counts["detached"] += 1
+            self._let_go(agent_id)
+        if self._closing:
+            await asyncio.gather(*self._closing, return_exceptions=True)
