@@ -180,19 +180,33 @@ def psycopg_module() -> Any:
 _PREPARED: weakref.WeakSet[Any] = weakref.WeakSet()  # connections that created the tables
 
 
+_COMPLETE: Final = f"""
+SELECT to_regclass('inbox_core_events') IS NOT NULL
+   AND to_regclass('{PG_POSTS}') IS NOT NULL
+   AND EXISTS (SELECT 1 FROM pg_attribute
+                WHERE attrelid = to_regclass('inbox_core_owners') AND attname = 'work'
+                  AND NOT attisdropped)
+"""
+"""Whether every table (and the latest column) exists: then nothing is locked or created."""
+
+
 def create_tables(conn: psycopg.Connection[Any]) -> None:
     """Create the tables if missing (idempotent, safe from many workers at once): events,
-    owners, and the posts table with the triggers that notify (``inbox_core.shell.posts``)."""
+    owners, and the posts table with the triggers that notify (``inbox_core.shell.posts``).
+    A database that has them all is only read (the DDL would lock the tables every
+    connection writes to)."""
     if conn in _PREPARED:
         return
-    with conn.transaction():
-        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
-        for statement in _CREATE:
-            conn.execute(statement)
-        row = conn.execute("SELECT to_regclass(%s) IS NULL", (PG_POSTS,)).fetchone()
-        if row is not None and row[0]:  # the posts table and its triggers (R35, R36)
-            for statement in PG_DDL:
+    row = conn.execute(_COMPLETE).fetchone()
+    if row is None or not row[0]:
+        with conn.transaction():
+            conn.execute("SELECT pg_advisory_xact_lock(%s)", (_CREATE_LOCK,))
+            for statement in _CREATE:
                 conn.execute(statement)
+            row = conn.execute("SELECT to_regclass(%s) IS NULL", (PG_POSTS,)).fetchone()
+            if row is not None and row[0]:  # the posts table and its triggers (R35, R36)
+                for statement in PG_DDL:
+                    conn.execute(statement)
     _PREPARED.add(conn)
 
 
