@@ -588,6 +588,8 @@ def run_kill_loop(
             fail("\n".join(found.problems))
         if kills and not killed_drove:
             fail("no killed worker had driven a turn: the kills proved nothing")
+        if kills and not found.interrupted:  # 0.2 s steps: a kill finds turns in flight
+            fail("R27: no kill left a turn open for a takeover's Resume: the test proved nothing")
         if candidates := store.candidates(1000):
             fail(f"R37: agents still want an owner after the run: {candidates[:5]}")
         print(ships.summary())

@@ -65,7 +65,8 @@ def read_trace(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
     file = Path(path)
     if not file.exists():
         return []
-    return [json.loads(line) for line in file.read_text().splitlines() if line.strip()]
+    whole = file.read_text().split("\n")[:-1]  # a line still being written is left out
+    return [json.loads(line) for line in whole if line.strip()]
 
 
 class RecordingHost:
