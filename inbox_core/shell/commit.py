@@ -178,10 +178,8 @@ class Committing(Driving):
         self._lost = True
         if self._failure is None:
             self._failure = error
-        dropped = self._unsettled
         self._unsettled = deque()
-        if dropped:
-            self._settled = dropped[-1].number
+        self._settled = self._issued  # every write is settled now: adopted or dropped
         self._head = self._state
         if self._signal is not None and self._state.status == "running":
             self._signal.trip(ParentCause())  # the host winds down: its turn cannot go on
@@ -283,7 +281,7 @@ class Committing(Driving):
     async def _until_settled(self, number: int) -> None:
         """Until write ``number`` (and every one before it) is durable and adopted; at once
         when it is. ``DriverStopped`` if a write failed (R37)."""
-        while self._settled < number:
+        while self._settled < number and not self._lost:
             await self._wait()
         if self._lost:
             self._check_usable()
