@@ -44,7 +44,7 @@ def load_factory(spec: str) -> Callable[[str], Any]:
         target: Any = importlib.import_module(module_name)
     except ImportError as error:
         raise FactoryError(f"cannot import module {module_name!r}: {error}") from None
-    except Exception as error:
+    except (Exception, SystemExit) as error:  # its own bug, not a traceback of ours
         raise FactoryError(
             f"importing {module_name!r} raised {type(error).__name__}: {error}"
         ) from None
