@@ -954,19 +954,18 @@ def wait_quiet_agents(store: AnyStore, agents: list[str], timeout: float) -> str
 # ------------------------------------------------------- a store that fails writes
 
 
-KNOWN_BUG = (
-    "PACKAGE BUG (inbox_core/shell/commit.py, Committing._settle/_lose): when the write that "
-    "fails is the last one issued, _settled never reaches its number, so whatever awaits it "
-    "waits forever: durable(), the driver (waiting for its report's write), hence detach() of "
-    "the stopped agent, hence Worker.stop() and SIGTERM of inbox-core serve; on SQLite the "
-    "stopped agent's lock is never released, so no worker can serve it again. See "
-    "test_R37_durable_raises_once_the_last_write_failed and the tests after it."
+HUNG = (
+    "a write that failed while no later write was queued must settle every write the agent "
+    "issued (inbox_core/shell/commit.py, Committing._lose): else durable(), the driver waiting "
+    "for its report, detach() of the stopped agent, Worker.stop() and SIGTERM of inbox-core "
+    "serve wait forever, and on SQLite the stopped agent's lock is never released (the bug of "
+    "dfcc5af, fixed on main by a465de9)"
 )
 
 
 async def stop_worker(worker: Worker, serving: asyncio.Task[None], timeout: float) -> bool:
     """``worker.stop()`` and wait for ``run`` to return: False (and ``run`` cancelled) when
-    it did not return within ``timeout`` (KNOWN_BUG)."""
+    it did not return within ``timeout`` (HUNG)."""
     worker.stop()
     done, _ = await asyncio.wait({serving}, timeout=timeout)
     if done:
@@ -1011,7 +1010,7 @@ async def post_retrying(store: AnyStore, agent: str, key: str) -> Receipt:
 
 DURABLE_WAIT = 10.0
 """How long a followup's ``durable()`` may take before it counts as hung (never acknowledged;
-see test_R37_durable_raises_once_the_last_write_failed)."""
+see HUNG)."""
 
 
 async def direct_followup(worker: Worker, agent_id: str, key: str) -> str:
@@ -1141,8 +1140,8 @@ def test_R37_R29_a_postgres_restart_under_a_worker_stops_the_writing_agents_and_
         assert {str(o): int(n) for o, n in rows} == {"applied": len(receipts)}, summary
         print(summary)
         hung = [k for k, v in results.items() if v == "hung"]
-        if stop_returned != [True] or hung:  # everything else held: the one known bug
-            pytest.xfail(f"{KNOWN_BUG}\nstop returned: {stop_returned}; hung durable(): {hung}")
+        if stop_returned != [True] or hung:
+            pytest.fail(f"{HUNG}\nstop returned: {stop_returned}; hung durable(): {hung}")
     finally:
         store.close()
 
@@ -1217,7 +1216,7 @@ def test_R37_sqlite_agents_whose_writes_fail_stop_alone_and_resume_later(
                     x_durable.result()
                 assert isinstance(stopped.value.__cause__, LogUnavailable)
                 results["x-direct"] = "lost"
-            else:  # KNOWN_BUG
+            else:  # HUNG
                 x_durable.cancel()
                 results["x-direct"] = "hung"
             assert await until(lambda: z.stopped is not None, "z stopped")
@@ -1255,12 +1254,7 @@ def test_R37_sqlite_agents_whose_writes_fail_stop_alone_and_resume_later(
         for victim in victims:
             assert any(f"agent '{victim}' stopped (LogUnavailable" in m for m in messages), summary
         if "timeouts" in observed or not observed["stop returned"] or "hung" in results.values():
-            if (
-                observed.get("z's stopped object still owns its log")
-                or not observed["stop returned"]
-            ):
-                pytest.xfail(f"{KNOWN_BUG}\n{summary}")
-            pytest.fail(summary)
+            pytest.fail(f"{HUNG}?\n{summary}")
         admitted, fate_of = admitted_counts(store, [*victims, *others])
         assert "x-direct" not in fate_of, "R37: a failed write leaves nothing in the log"
         acked = [f"{a}-first" for a in [*victims, *others]] + [f"{a}-later" for a in others]
@@ -1275,20 +1269,11 @@ def test_R37_sqlite_agents_whose_writes_fail_stop_alone_and_resume_later(
         store.close()
 
 
-@pytest.mark.xfail(
-    raises=TimeoutError,
-    strict=True,
-    reason=(
-        "PACKAGE BUG (inbox_core/shell/commit.py, Committing._settle/_lose): a deferred write "
-        "that fails while no later write is queued is popped before _lose runs, and _lose "
-        "advances _settled only to the last *remaining* write, so _settled stays below the "
-        "failed write's number and durable() waits forever instead of raising DriverStopped"
-    ),
-)
 def test_R37_durable_raises_once_the_last_write_failed(tmp_path: Path) -> None:
     """R37 (specs: ``durable()`` raises ``DriverStopped`` if a write failed): an agent on a
     ``ThreadWriter`` whose only pending write fails stops, and ``await agent.durable()``
-    raises DriverStopped (cause LogUnavailable) rather than wait forever."""
+    raises DriverStopped (cause LogUnavailable) rather than wait forever (it hung on
+    dfcc5af: see HUNG)."""
     from inbox_core.shell import EchoHost, LoopAgent, SqliteLog
     from inbox_core.shell.writers import ThreadWriter
 
@@ -1318,12 +1303,12 @@ def test_R37_durable_raises_once_the_last_write_failed(tmp_path: Path) -> None:
     asyncio.run(main())
 
 
-@pytest.mark.xfail(raises=TimeoutError, strict=True, reason=KNOWN_BUG)
 def test_R29_R37_detach_of_an_agent_whose_step_report_failed_releases_its_log(
     tmp_path: Path,
 ) -> None:
     """R29, R37: an agent on a ``ThreadWriter`` whose step report cannot be written stops;
-    ``detach()`` then returns and releases the log (the next owner resumes, R27)."""
+    ``detach()`` then returns and releases the log (the next owner resumes, R27); on
+    dfcc5af the driver waited for its failed report forever and detach with it (HUNG)."""
     from inbox_core.shell import LoopAgent, SqliteLog
     from inbox_core.shell.writers import ThreadWriter
 
@@ -1355,10 +1340,10 @@ def test_R29_R37_detach_of_an_agent_whose_step_report_failed_releases_its_log(
     asyncio.run(main())
 
 
-@pytest.mark.xfail(raises=AssertionError, strict=True, reason=KNOWN_BUG)
 def test_R37_serve_exits_0_on_sigterm_after_an_agent_stopped_mid_turn(tmp_path: Path) -> None:
     """R37: ``inbox-core serve`` whose agent stopped because its step report could not be
-    written ("disk full") still detaches every agent and exits 0 on SIGTERM."""
+    written ("disk full") still detaches every agent and exits 0 on SIGTERM (on dfcc5af it
+    never exited: HUNG)."""
     path = tmp_path / "agents.db"
     trace = tmp_path / "trace.jsonl"
     store = SqliteStore(path)
