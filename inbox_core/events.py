@@ -41,6 +41,7 @@ from inbox_core.values import (
     Target,
     UserMessage,
     freeze_json,
+    json_size,
 )
 
 Outcome: TypeAlias = Literal["canceled", "moved"]
@@ -195,6 +196,18 @@ class HostRecord:
 
     type: str = attrs.field(validator=_host_type)
     data: JsonValue = attrs.field(default=None, converter=freeze_json)
+
+
+RECORD_RESERVE: Final = 32
+"""What a record's size counts besides its type and data: ``{"type":"","data":},``."""
+
+
+def records_size(records: tuple[HostRecord, ...]) -> int:
+    """The size of a list of records (``limits``): their data's, types' and reserves."""
+    size = 0
+    for record in records:
+        size += RECORD_RESERVE + len(record.type) + json_size(record.data)
+    return size
 
 
 DurableEvent: TypeAlias = (

@@ -31,9 +31,31 @@ MAX_JSON_INTEGER: Final = 2**63 - 1
 """Integers inside opaque JSON lie in ``[-MAX_JSON_INTEGER - 1, MAX_JSON_INTEGER]`` (int64)."""
 
 MAX_JSON_SIZE: Final = 2**24
-"""Size of one opaque JSON value: one per scalar, array and object, plus the characters of
-its strings and keys. About 16 MiB of text; the same bound holds for any single string field
-(a section's text, an error message)."""
+"""Size of one opaque JSON value, measured as the length of its compact JSON text with each
+string character counted once (before escaping) and each number at its widest (20 for an
+integer, 24 for a float), so an upper bound of that text's length for text that needs no
+escapes. About 16 MiB of text; the same bound holds for the characters of any single string
+field (a section's text, an error message)."""
+
+MAX_VALUE_SIZE: Final = 2**25
+"""Size of one message (its id, content blocks, source and metadata together, in the measure
+of ``MAX_JSON_SIZE``, plus a fixed reserve for its keys and its entry's) and of each list one
+command carries, summed: an entry with its contexts, a splice's entries, an ``Enter``'s
+messages, a report's records. So no command of accepted values is too big for a post or a
+stored event (``MAX_DOCUMENT_SIZE``)."""
+
+JSON_BYTES_PER_UNIT: Final = 6
+"""UTF-8 bytes of JSON text per unit of size, at most: the measure counts a string character
+once, and its JSON form is at most six bytes (an escape such as ``\\u001f``; a character is at
+most four bytes raw); everything else is counted at its full width."""
+
+MAX_DOCUMENT_SIZE: Final = JSON_BYTES_PER_UNIT * MAX_VALUE_SIZE + 2**16
+"""UTF-8 bytes (so also characters) of the compact JSON text of any caller command (a post)
+and of any durable event a command writes: ``JSON_BYTES_PER_UNIT`` per unit of the
+``MAX_VALUE_SIZE`` it carries, plus 64 KiB for its envelope (keys, numbers, a message id of
+``MAX_ID_LENGTH``). About 192 MiB: below every store's limit for one row (SQLite's default
+of 10^9 bytes, PostgreSQL's 1 GiB). A report carries at most two such lists (an ``Enter``'s
+messages and its records), each one event per message or record."""
 
 MAX_ID_LENGTH: Final = 1024
 """Characters of a MessageId, a goal id, a tool call id, a plugin name or a record type."""
@@ -62,6 +84,13 @@ def string(value: str, what: str) -> str:
     if len(value) > MAX_JSON_SIZE:
         raise InvalidInput(f"{what} has at most {MAX_JSON_SIZE} characters, got {len(value)}")
     return scalar_text(value, what)
+
+
+def value_size(size: int, what: str) -> int:
+    """``size`` (a message's, or a list's sum) if within ``MAX_VALUE_SIZE``, else InvalidInput."""
+    if size > MAX_VALUE_SIZE:
+        raise InvalidInput(f"{what} must have a size of at most {MAX_VALUE_SIZE}, got {size}")
+    return size
 
 
 def identifier(value: str, what: str) -> str:
@@ -144,6 +173,8 @@ LIMITS: Final = {
     "maxSafeInteger": MAX_SAFE_INTEGER,
     "maxJsonInteger": MAX_JSON_INTEGER,
     "maxJsonSize": MAX_JSON_SIZE,
+    "maxValueSize": MAX_VALUE_SIZE,
+    "maxDocumentSize": MAX_DOCUMENT_SIZE,
     "maxIdLength": MAX_ID_LENGTH,
     "maxAgentIdLength": MAX_AGENT_ID_LENGTH,
 }

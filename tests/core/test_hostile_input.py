@@ -26,16 +26,35 @@ from hypothesis import strategies as st
 
 from inbox_core import (
     AgentState,
+    AwaitPreStep,
+    Completed,
+    EndMaintenance,
+    Enter,
+    Entry,
+    ExpectTurn,
     ExtensionSource,
+    GoalSource,
     HookCause,
     HostRecord,
     InboxCoreError,
     InvalidInput,
+    NextTurnInput,
     PluginSource,
+    PreStepDecided,
+    PreStepFailed,
+    Reject,
+    Replace,
+    Send,
     SnapshotSection,
+    Splice,
+    SteerInput,
+    StepFinished,
+    ToolSource,
     TurnStarted,
     UserMessage,
+    UserSource,
     create_user_message,
+    followup,
     limits,
     reduce,
     replay,
@@ -58,7 +77,7 @@ from inbox_core.shell.logs import (
 )
 from inbox_core.testing import hostile
 from inbox_core.testing.strategies import commands
-from inbox_core.values import JsonObject, freeze_json
+from inbox_core.values import JsonObject, freeze_json, json_size, thaw_json
 from tests.core.helpers import queue
 
 AGENT_NUMBERS = itertools.count()
@@ -381,3 +400,194 @@ def test_a_deep_event_read_through_event_from_json_is_invalid_input() -> None:
     document = {"type": "host/x", "data": hostile.nested(5_000, kind="array")}
     with pytest.raises(InvalidInput, match="levels deep"):
         event_from_json(document)
+
+
+# ----------------------------------------------------- sizes (audit of issue 17, G8)
+
+BIG = hostile.big_text(limits.MAX_JSON_SIZE - 64)  # one block of it is within maxJsonSize
+BLOCK = {"type": "text", "text": BIG}
+
+
+def _message_of_size(size: int, message_id: str = "m") -> UserMessage:
+    """A message whose size is exactly ``size`` (two blocks, the second one sized to fit)."""
+    base = UserMessage(message_id, [{"type": "text", "text": ""}] * 2).size
+    first = min(size - base, len(BIG))
+    second = size - base - first
+    return UserMessage(
+        message_id, [{"type": "text", "text": BIG[:first]}, {"type": "text", "text": BIG[:second]}]
+    )
+
+
+def _half(message_id: str) -> UserMessage:
+    return _message_of_size(limits.MAX_VALUE_SIZE // 2 + 1024, message_id)
+
+
+@settings(max_examples=20, deadline=None)
+@given(blocks=hostile.oversized_blocks())
+def test_g8_a_message_past_max_value_size_is_refused_when_built(blocks: hostile.Hostile) -> None:
+    """Issue 17 (audit G8), R26: blocks each within maxJsonSize but past maxValueSize
+    together (61 blocks of 16 MiB were accepted, then no store could hold the message) are
+    InvalidInput from every message constructor: nothing exists that a store refuses later."""
+    for build in (
+        lambda: create_user_message(blocks.value),
+        lambda: UserMessage("m", blocks.value),
+        lambda: message_from_json(
+            {"id": "m", "role": "user", "content": blocks.value, "source": {"kind": "user"}}
+        ),
+    ):
+        with pytest.raises(InvalidInput, match="must have a size of at most"):
+            build()
+
+
+def test_g8_the_message_size_limit_is_exact() -> None:
+    """limits.MAX_VALUE_SIZE: a message of exactly that size is accepted (and queued), one
+    more unit is refused; the size is a sum of what the checked parts knew."""
+    at_limit = _message_of_size(limits.MAX_VALUE_SIZE)
+    assert at_limit.size == limits.MAX_VALUE_SIZE
+    assert reduce(AgentState.initial(), queue(at_limit)).durable
+    with pytest.raises(InvalidInput, match="must have a size of at most"):
+        _message_of_size(limits.MAX_VALUE_SIZE + 1)
+
+
+LISTS: dict[str, Callable[[UserMessage, UserMessage], object]] = {
+    "entry contexts": lambda a, b: Entry(a, (b,), False),
+    "next-turn input contexts": lambda a, b: NextTurnInput(a, (b,), "next-turn", True),
+    "steer input contexts": lambda a, b: SteerInput(a, (b,), "next-step", True),
+    "followup contexts": lambda a, b: followup(a, [b]),
+    "splice entries": lambda a, b: Splice(
+        "next-turn", 0, 0, (Entry(a, (), False), Entry(b, (), True))
+    ),
+    "enter messages": lambda a, b: Enter((a, b)),
+    "decided records": lambda a, b: PreStepDecided(1, 1, Reject(), _records(a, b)),
+    "answered records": lambda a, b: AwaitPreStep(1, 1, ()).answer(Reject(), _records(a, b)),
+    "step records": lambda a, b: StepFinished(1, 1, Completed(), _records(a, b)),
+    "maintenance records": lambda a, b: EndMaintenance(_records(a, b)),
+}
+
+
+def _records(a: UserMessage, b: UserMessage) -> tuple[HostRecord, ...]:
+    return tuple(HostRecord("host/r", block) for m in (a, b) for block in m.content)
+
+
+@pytest.mark.parametrize("where", sorted(LISTS))
+def test_g8_each_list_a_command_carries_is_bounded_together(where: str) -> None:
+    """Issue 17 (audit G8): each list a command carries is bounded by maxValueSize as a whole
+    (InvalidInput when built), so no command of accepted values is too big for a post or a
+    stored event; two small messages pass."""
+    LISTS[where](UserMessage("a", "x"), UserMessage("b", "y"))
+    with pytest.raises(InvalidInput, match="must have a size of at most"):
+        LISTS[where](_half("a"), _half("b"))
+
+
+def _unescaped_length(document: Any) -> int:
+    """The compact JSON text's length of ``document`` were no string character escaped."""
+    text = limits.dump_json(document)
+    escapes = 0
+    stack = [document]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+            strings: list[str] = list(item)
+        elif isinstance(item, list):
+            stack.extend(item)
+            strings = []
+        else:
+            strings = [item] if isinstance(item, str) else []
+        for string in strings:
+            escapes += len(limits.dump_json(string)) - len(string) - 2
+    return len(text) - escapes
+
+
+def _carried(command: Any) -> int:
+    """What ``command`` carries, in limits' measure (test_g8_..._bounds_the_json_text)."""
+    from inbox_core.events import records_size
+    from inbox_core.values import entries_size, messages_size
+
+    size = records_size(getattr(command, "records", ()))
+    if isinstance(command, Send):
+        size += entries_size([command.input.entry()])
+    elif isinstance(command, Splice):
+        size += entries_size(command.inserted)
+    elif isinstance(command, Replace):
+        size += command.message.size
+    elif isinstance(command, PreStepDecided) and isinstance(command.decision, Enter):
+        size += messages_size(command.decision.messages)
+    for text in (
+        getattr(getattr(command, "cause", None), "reason", ""),
+        getattr(command, "message", "") if isinstance(command, PreStepFailed) else "",
+        getattr(command, "code", ""),
+        getattr(getattr(command, "outcome", None), "message", ""),
+        getattr(getattr(command, "outcome", None), "code", ""),
+    ):
+        size += len(text) + 2 if text else 0
+    return size
+
+
+@HOSTILE
+@given(
+    content=hostile.storable_json(),
+    metadata=hostile.storable_json(),
+    text=hostile.storable_strings(),
+    command=commands(),
+)
+def test_g8_the_size_bounds_the_json_text(
+    content: Any, metadata: Any, text: str, command: Any
+) -> None:
+    """limits (audit G8): a size bounds the compact JSON text: its length were no character
+    escaped, and its UTF-8 bytes at JSON_BYTES_PER_UNIT per unit; so a command's text is at
+    most that many bytes per unit it carries plus the 64 KiB envelope (maxDocumentSize)."""
+    per_unit = limits.JSON_BYTES_PER_UNIT
+    value = freeze_json({"c": content, "t": text, "m": [metadata]})
+    thawed = thaw_json(value)
+    assert _unescaped_length(thawed) <= json_size(value) == freeze_json(thawed)._size
+    assert len(limits.dump_json(thawed).encode()) <= per_unit * json_size(value)
+    message = create_user_message([{"type": text, "v": content}], metadata={"m": metadata})
+    document = {"message": message_to_json(message), "contexts": [], "wakeup": False}
+    assert _unescaped_length(document) <= message.size
+    assert len(limits.dump_json(document).encode()) <= per_unit * message.size
+    command_text = limits.dump_json(command_to_json(command)).encode()
+    assert len(command_text) <= per_unit * _carried(command) + 2**16
+
+
+def test_g8_a_command_at_the_limit_in_the_worst_characters_fits_max_document_size() -> None:
+    """limits.MAX_DOCUMENT_SIZE: a send of a message at maxValueSize whose every character
+    is escaped six bytes long (the worst case) still fits, with its post's envelope."""
+    worst = "\x1f" * (limits.MAX_JSON_SIZE - 64)
+    base = UserMessage("w", [{"type": "text", "text": ""}] * 2).size
+    second = limits.MAX_VALUE_SIZE - base - len(worst)
+    message = UserMessage(
+        "w" * limits.MAX_ID_LENGTH,
+        [
+            {"type": "text", "text": worst},
+            {"type": "text", "text": worst[: second - limits.MAX_ID_LENGTH + 1]},
+        ],
+    )
+    assert message.size == limits.MAX_VALUE_SIZE
+    text = limits.dump_json(
+        command_to_json(queue(message, expect=ExpectTurn(limits.MAX_SAFE_INTEGER)))
+    )
+    assert limits.MAX_VALUE_SIZE * 5 < len(text.encode()) <= limits.MAX_DOCUMENT_SIZE
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        UserSource(),
+        PluginSource("p", "snapshot", sections=[SnapshotSection("n", "t" * 40)]),
+        PluginSource("p", "notice", summary="s" * 120),
+        GoalSource("g" * 70, limits.MAX_SAFE_INTEGER),
+        ToolSource("c" * 30),
+        ExtensionSource("x-host", {"url": "u" * 50, "n": [1.5, None, True]}),
+    ],
+)
+def test_g8_a_message_size_bounds_its_entry_text_with_every_source(source: Any) -> None:
+    """limits (G8): whatever the source, a message's size bounds the text of the entry that
+    holds it, computed from the sizes its parts knew (the array, scalar and object sizes of
+    json_size are those of the walk that froze them)."""
+    array = [1, [2.5, None, [], {}], {"a": "b"}, "s", True]
+    message = UserMessage("i", [{"type": "t", "a": array}], source, {"k": [2**63 - 1]})
+    document = {"message": message_to_json(message), "contexts": [], "wakeup": True}
+    assert len(limits.dump_json(document)) <= message.size
+    assert json_size(freeze_json(array)) == freeze_json({"": array})._size - 6
+    assert [json_size(v) for v in ("ab", 7, 0.5, None, False)] == [4, 20, 24, 5, 5]
