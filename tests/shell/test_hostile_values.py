@@ -10,13 +10,16 @@ import pytest
 
 from inbox_core import (
     Completed,
+    DecodeError,
     HostRecord,
     InvalidInput,
     UserMessage,
     create_user_message,
     limits,
+    queue,
 )
-from inbox_core.shell import LoopAgent, Recorded, SqliteLog
+from inbox_core.shell import LoopAgent, PostApplied, Recorded, SqliteLog, SqliteStore
+from inbox_core.shell.posts import decode_post
 from inbox_core.testing.hostile import nested
 
 from .support import ScriptedHost, check_invariants, msg, run_async, turn_ends
@@ -87,3 +90,59 @@ def test_item7_bad_agent_ids_are_refused_when_the_log_is_built(
     with pytest.raises(InvalidInput):
         SqliteLog(tmp_path / "x.db", agent_id=agent_id)
     assert not (tmp_path / "x.db").exists()
+
+
+# ----------------------------------------------------- sizes (audit of issue 17, G8)
+
+
+def test_g8_a_message_too_big_for_any_store_is_refused_before_anything_is_written(
+    tmp_path: Path,
+) -> None:
+    """Issue 17 (audit G8), R26, I11: 61 blocks of 16 MiB were accepted, then the store's
+    append failed with LogUnavailable (which reads as 'retry later'); now the message is
+    InvalidInput when built, the log is untouched and the agent goes on."""
+    block = {"type": "text", "text": "x" * (limits.MAX_JSON_SIZE - 100)}
+
+    async def main() -> None:
+        agent = LoopAgent(ScriptedHost(), log=SqliteLog(tmp_path / "a.db", agent_id="a"))
+        agent.queue(UserMessage("before", "kept"))
+        with pytest.raises(InvalidInput, match="must have a size of at most"):
+            agent.queue(create_user_message([block] * 61))
+        agent.queue(UserMessage("after", "kept too"))
+        assert [entry.message.id for entry in agent.inbox.next_turn] == ["before", "after"]
+        assert len(agent.log.read()) == 2  # type: ignore[union-attr]
+        await agent.detach()
+
+    asyncio.run(main())
+
+
+def test_g8_a_message_at_the_size_limit_posts_and_is_applied(tmp_path: Path) -> None:
+    """Issue 17 (audit G8), R35: a message within maxValueSize whose post text is longer than
+    maxJsonSize was refused by store.post (DecodeError from its own check); any command of
+    accepted values now fits a post (maxDocumentSize), and its owner applies it."""
+    text = "x" * (limits.MAX_JSON_SIZE - 400)
+    message = UserMessage("big", [{"type": "text", "text": text}] * 2)
+    assert limits.MAX_JSON_SIZE < message.size <= limits.MAX_VALUE_SIZE
+    store = SqliteStore(tmp_path / "a.db")
+    try:
+        receipt = store.post("a", queue(message))
+
+        async def serve() -> object:
+            agent = LoopAgent(ScriptedHost(), log=store.log("a"))
+            try:
+                outcome = await store.wait(receipt, timeout=20)
+                assert [entry.message for entry in agent.inbox.next_turn] == [message]
+                return outcome
+            finally:
+                await agent.detach()
+
+        assert asyncio.run(serve()) == PostApplied()
+    finally:
+        store.close()
+
+
+def test_g8_a_post_row_longer_than_max_document_size_is_decode_error() -> None:
+    """maxDocumentSize: a row no reference writer produces (a producer in another language)
+    is refused by its length before it is parsed."""
+    with pytest.raises(DecodeError, match="characters long"):
+        decode_post(" " * (limits.MAX_DOCUMENT_SIZE + 1))
