@@ -79,6 +79,19 @@ def scalar_text(value: str, what: str) -> str:
     return value
 
 
+def storable_text(text: str, limit: int = MAX_JSON_SIZE) -> str:
+    """``text`` made a string every store can hold, for a text nobody checked (an exception's
+    ``str``): each lone surrogate written as its escape (``"\\ud83d"``, six characters),
+    and a text past ``limit`` characters cut, ending with a marker that says so."""
+    text = str.__str__(text)  # a str subclass's own methods never run here
+    if not text.isascii() and _SURROGATE.search(text) is not None:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # only they fail
+    if len(text) > limit:
+        marker = f"… [cut: {len(text)} characters]"
+        text = text[: max(limit - len(marker), 0)] + marker[: limit]
+    return text
+
+
 def string(value: str, what: str) -> str:
     """A string field: scalar values only, at most ``MAX_JSON_SIZE`` characters."""
     if len(value) > MAX_JSON_SIZE:

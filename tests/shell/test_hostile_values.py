@@ -4,22 +4,38 @@ an agent is never bricked, and a host's bad record is the host's error (R33, R26
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inbox_core import (
     Completed,
     DecodeError,
+    Failed,
     HostRecord,
     InvalidInput,
+    PreStepFailed,
     UserMessage,
     create_user_message,
     limits,
     queue,
 )
-from inbox_core.shell import LoopAgent, PostApplied, Recorded, SqliteLog, SqliteStore
+from inbox_core.shell import (
+    LoopAgent,
+    MemoryLog,
+    PostApplied,
+    Recorded,
+    SqliteLog,
+    SqliteStore,
+    from_json_lines,
+    to_json_lines,
+)
+from inbox_core.shell.host import describe_failure
 from inbox_core.shell.posts import decode_post
+from inbox_core.testing import hostile
 from inbox_core.testing.hostile import nested
 
 from .support import ScriptedHost, check_invariants, msg, run_async, turn_ends
@@ -146,3 +162,115 @@ def test_g8_a_post_row_longer_than_max_document_size_is_decode_error() -> None:
     is refused by its length before it is parsed."""
     with pytest.raises(DecodeError, match="characters long"):
         decode_post(" " * (limits.MAX_DOCUMENT_SIZE + 1))
+
+
+# ------------------------------------ what a hook raises never stops the driver (G1)
+
+
+class _Shouting(str):
+    """A str whose own methods raise: describe_failure must never call them."""
+
+    def __len__(self) -> int:
+        raise RuntimeError("len")
+
+    def isascii(self) -> bool:
+        raise RuntimeError("isascii")
+
+
+class _Loud(Exception):
+    def __str__(self) -> str:
+        return _Shouting("loud \ud800")
+
+
+class _Mute(Exception):
+    def __str__(self) -> str:
+        raise RuntimeError("no str")
+
+    def __repr__(self) -> str:
+        return "mute \udfff"
+
+
+def _long_named() -> type[Exception]:
+    return type("E" * (limits.MAX_JSON_SIZE + 1), (Exception,), {})
+
+
+RAISED: dict[str, Callable[[], BaseException]] = {
+    "lone surrogate": lambda: RuntimeError("reply cut mid-emoji \ud83d"),
+    "only surrogates": lambda: RuntimeError("\udfff\ud800"),
+    "past maxJsonSize": lambda: RuntimeError("x" * (limits.MAX_JSON_SIZE + 1)),
+    "past maxJsonSize once escaped": lambda: RuntimeError("\ud800" * (limits.MAX_JSON_SIZE // 4)),
+    "class name past maxJsonSize": lambda: _long_named()("m"),
+    "str subclass with raising methods": _Loud,
+    "repr with a surrogate": _Mute,
+}
+
+
+@pytest.mark.parametrize("raised", sorted(RAISED))
+@pytest.mark.parametrize("hook", ["pre_step", "run_step"])
+@pytest.mark.parametrize("store", ["memory", "sqlite"])
+def test_g1_a_hook_raising_unstorable_text_ends_the_turn_error_and_the_driver_goes_on(
+    tmp_path: Path, raised: str, hook: str, store: str
+) -> None:
+    """R33, R18, issue 17 (audit G1): an exception whose str holds a lone surrogate, or is
+    past maxJsonSize, or whose class name does, stopped the driver (DriverStopped: the
+    Failed/PreStepFailed built from it was refused); now its message and code are made
+    storable (surrogates escaped, cut with a marker), the turn ends error, the next turn
+    runs and the log reads back (I5)."""
+    log = MemoryLog() if store == "memory" else SqliteLog(tmp_path / "a.db", agent_id="a")
+    error = RAISED[raised]()
+    message, code = describe_failure(error)
+
+    async def main() -> None:
+        host = ScriptedHost()
+        agent = LoopAgent(host, log=log)
+        agent.followup(msg("f1"))
+        agent.followup(msg("f2"))
+        pre = await host.next("pre_step")
+        if hook == "pre_step":
+            pre.fail(error)
+        else:
+            pre.enter()
+            (await host.next("run_step")).fail(error)
+        assert await host.complete_turn() == ["f2"]
+        await agent.when_idle()
+        (turn, reason), second = turn_ends(agent)
+        assert (turn, reason["kind"], second) == (1, "error", (2, {"kind": "completed"}))
+        assert reason["error"] == {"message": message, "code": code}  # type: ignore[index]
+        check_invariants(agent)
+        await agent.detach()
+
+    asyncio.run(main())
+    events = log.read()
+    assert from_json_lines(to_json_lines(events)) == events
+    for text in (message, code):
+        text.encode("utf-8")  # no lone surrogate is left
+        assert 0 < len(text) <= limits.MAX_JSON_SIZE
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    text=st.text(st.one_of(st.characters(), st.sampled_from(hostile.LONE_SURROGATES))),
+    name=st.text(st.characters(exclude_characters="\x00")),  # type() refuses NUL, surrogates
+)
+def test_g1_describe_failure_always_gives_a_storable_message_and_code(text: str, name: str) -> None:
+    """R33 (audit G1): for any exception text and class name, the failure report builds
+    (Failed and PreStepFailed accept both); storable text is kept as it is."""
+    error = type(name or "E", (Exception,), {})(text)
+    message, code = describe_failure(error)
+    Failed(message, code)
+    PreStepFailed(1, 1, message, code)
+    if not any("\ud800" <= char <= "\udfff" for char in text):
+        assert message == (text or code)
+    assert code == (name or "E")
+
+
+def test_g1_storable_text_escapes_surrogates_and_cuts_with_a_marker() -> None:
+    """limits.storable_text: an escape per lone surrogate; past the limit, cut to exactly the
+    limit, ending with a marker naming the original length."""
+    assert limits.storable_text("a\ud83db") == "a\\ud83db"
+    assert limits.storable_text("é😀") == "é😀"
+    cut = limits.storable_text("y" * 100, limit=40)
+    assert len(cut) == 40
+    assert cut.startswith("y")
+    assert cut.endswith("[cut: 100 characters]")
+    assert limits.storable_text("z" * 10, limit=3) == "… ["
