@@ -18,6 +18,7 @@ as replay errors.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 import attrs
@@ -221,6 +222,26 @@ DurableEvent: TypeAlias = (
     | HostRecord
 )
 DURABLE_TYPES: tuple[type[DurableEvent], ...] = get_args(DurableEvent)
+
+
+def iterate(events: object, what: str) -> Iterator[Any]:
+    """``iter(events)``, or InvalidInput saying that ``what`` takes an iterable of events."""
+    try:
+        return iter(events)  # type: ignore[call-overload, no-any-return]
+    except TypeError:
+        raise InvalidInput(
+            f"{what} takes an iterable of durable events, got {shown(events)}"
+        ) from None
+
+
+def checked_events(events: object, what: str) -> Iterator[DurableEvent]:
+    """``events`` one by one, each a durable event; InvalidInput naming ``what`` otherwise (a
+    non-iterable, or an item of another type, by its index)."""
+    for index, event in enumerate(iterate(events, what)):
+        if not isinstance(event, DURABLE_TYPES):
+            raise InvalidInput(f"{what}: item {index} is not a durable event: {shown(event)}")
+        yield event
+
 
 # ---------------------------------------------------------- live notifications
 

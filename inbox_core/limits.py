@@ -88,7 +88,7 @@ def storable_text(text: str, limit: int = MAX_JSON_SIZE) -> str:
         text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # only they fail
     if len(text) > limit:
         marker = f"… [cut: {len(text)} characters]"
-        text = text[: max(limit - len(marker), 0)] + marker[: limit]
+        text = text[: max(limit - len(marker), 0)] + marker[:limit]
     return text
 
 

@@ -549,6 +549,8 @@ def create_user_message(
 
 def is_human_prompt(message: UserMessage) -> bool:
     """Whether a human wrote it: exactly ``source.kind == "user"`` (R2)."""
+    if not isinstance(message, UserMessage):
+        raise InvalidInput(f"is_human_prompt takes a UserMessage, got {shown(message)}")
     return message.source.kind == "user"
 
 

@@ -11,7 +11,7 @@ import attrs
 
 from inbox_core import limits
 from inbox_core.commands import Decision, StepOutcome
-from inbox_core.errors import InvalidInput
+from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent, HostRecord
 from inbox_core.values import Cause, UserMessage
 
@@ -21,10 +21,17 @@ T = TypeVar("T")
 
 
 def _records(value: Iterable[HostRecord]) -> tuple[HostRecord, ...]:
-    records = tuple(value)
+    if isinstance(value, (str, bytes, bytearray, Mapping, HostRecord)):
+        raise InvalidInput(f"records are an iterable of HostRecord, got {shown(value)}")
+    try:
+        records = tuple(value)
+    except TypeError:
+        raise InvalidInput(f"records are an iterable of HostRecord, got {shown(value)}") from None
     for record in records:
         if not isinstance(record, HostRecord):
-            raise InvalidInput(f"a record must be a HostRecord ('host/<name>'), got {record!r}")
+            raise InvalidInput(
+                f"a record must be a HostRecord ('host/<name>'), got {shown(record)}"
+            )
     return records
 
 

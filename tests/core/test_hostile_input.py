@@ -27,6 +27,7 @@ from hypothesis import strategies as st
 from inbox_core import (
     AgentState,
     AwaitPreStep,
+    Clear,
     Completed,
     EndMaintenance,
     Enter,
@@ -36,14 +37,17 @@ from inbox_core import (
     GoalSource,
     HookCause,
     HostRecord,
+    Inbox,
     InboxCoreError,
     InvalidInput,
+    InvalidSplice,
     NextTurnInput,
     PluginSource,
     PreStepDecided,
     PreStepFailed,
     Reject,
     Replace,
+    ReplayError,
     Send,
     SnapshotSection,
     Splice,
@@ -54,17 +58,23 @@ from inbox_core import (
     UserMessage,
     UserSource,
     create_user_message,
+    fates,
     followup,
+    goal_rounds,
+    is_human_prompt,
     limits,
     reduce,
     replay,
+    transcript,
 )
 from inbox_core.codec import (
     command_from_json,
     command_to_json,
     event_from_json,
+    event_to_json,
     message_from_json,
     message_to_json,
+    notification_to_json,
 )
 from inbox_core.shell import SqliteLog
 from inbox_core.shell.logs import (
@@ -591,3 +601,72 @@ def test_g8_a_message_size_bounds_its_entry_text_with_every_source(source: Any) 
     assert len(limits.dump_json(document)) <= message.size
     assert json_size(freeze_json(array)) == freeze_json({"": array})._size - 6
     assert [json_size(v) for v in ("ab", 7, 0.5, None, False)] == [4, 20, 24, 5, 5]
+
+
+# --------------------------------------------- untyped argument errors (audit G9)
+
+JUNK = st.one_of(
+    st.none(),
+    st.integers(),
+    st.floats(),
+    st.text(max_size=3),
+    st.binary(max_size=3),
+    st.builds(object),
+    st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=2)), min_size=1, max_size=3),
+    st.dictionaries(st.text(max_size=2), st.integers(), min_size=1, max_size=2),
+)
+"""Arguments of the wrong type: not iterable, or iterables of the wrong items."""
+
+PUBLIC: dict[str, Callable[[Any], object]] = {
+    "replay": replay,
+    "fates": fates,
+    "goal_rounds": goal_rounds,
+    "transcript": transcript,
+    "event_to_json": event_to_json,
+    "message_to_json": message_to_json,
+    "command_to_json": command_to_json,
+    "notification_to_json": notification_to_json,
+    "is_human_prompt": is_human_prompt,
+    "reduce (state)": lambda junk: reduce(junk, Clear()),
+    "reduce (command)": lambda junk: reduce(AgentState.initial(), junk),
+    "Inbox.of": Inbox.of,
+    "Inbox.of (next-step)": lambda junk: Inbox.of((), junk),
+    "Enter": Enter,
+    "Splice": lambda junk: Splice("next-turn", 0, 0, junk),
+    "followup (contexts)": lambda junk: followup(UserMessage("m", "x"), junk),
+    "create_user_message": create_user_message,
+    "EndMaintenance": EndMaintenance,
+}
+
+
+@settings(max_examples=300, deadline=None)
+@given(name=st.sampled_from(sorted(PUBLIC)), junk=JUNK)
+def test_g9_public_functions_refuse_arguments_of_the_wrong_type_with_a_typed_error(
+    name: str, junk: Any
+) -> None:
+    """R26, issue 17 (audit G9): a non-iterable, or an iterable of the wrong items, given to
+    a public function is a typed error (InboxCoreError), never TypeError or AttributeError
+    (replay(None), fates(5), event_to_json('x'), reduce(None, ...), Inbox.of([5]), ...)."""
+    error = typed_error(lambda: PUBLIC[name](junk))
+    if error is None:  # accepted: only what is a valid argument after all
+        assert name in ("create_user_message", "replay", "fates", "goal_rounds", "transcript")
+        assert isinstance(junk, str) or not junk
+
+
+# the documented error where it is not InvalidInput: a splice's arguments (R5), an item
+# replay cannot fold (R10, by its seq)
+DOCUMENTED: dict[tuple[str, str], type[InboxCoreError]] = {
+    ("Splice", "None"): InvalidSplice,
+    ("Splice", "[5]"): InvalidSplice,
+    ("replay", "[5]"): ReplayError,
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLIC))
+def test_g9_the_examples_of_the_audit_are_typed(name: str) -> None:
+    """Issue 17 (audit G9): None and a list holding an int are InvalidInput (or the error
+    the brief names for that argument) everywhere."""
+    for junk in (None, [5]):
+        expected = DOCUMENTED.get((name, repr(junk)), InvalidInput)
+        error = typed_error(functools.partial(PUBLIC[name], junk))
+        assert type(error) is expected, (name, junk)

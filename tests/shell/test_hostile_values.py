@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -24,6 +25,7 @@ from inbox_core import (
     queue,
 )
 from inbox_core.shell import (
+    CorruptLog,
     LoopAgent,
     MemoryLog,
     PostApplied,
@@ -274,3 +276,75 @@ def test_g1_storable_text_escapes_surrogates_and_cuts_with_a_marker() -> None:
     assert cut.startswith("y")
     assert cut.endswith("[cut: 100 characters]")
     assert limits.storable_text("z" * 10, limit=3) == "… ["
+
+
+# --------------------------------------------- untyped argument errors (audit G9)
+
+SHELL_JUNK = st.one_of(
+    st.none(),
+    st.integers(),
+    st.floats(),
+    st.builds(object),
+    st.lists(st.one_of(st.none(), st.integers(), st.text(max_size=2)), min_size=1, max_size=3),
+    st.dictionaries(st.text(max_size=2), st.integers(), min_size=1, max_size=2),
+    st.text(min_size=1, max_size=3),
+)
+
+
+def _append(junk: object) -> None:
+    log = MemoryLog([HostRecord("host/kept")])
+    log.acquire()
+    try:
+        log.append(junk)  # type: ignore[arg-type]
+    finally:
+        assert log.read() == [HostRecord("host/kept")]  # nothing appended (I11)
+
+
+SHELL_PUBLIC: dict[str, Callable[[Any], object]] = {
+    "MemoryLog": MemoryLog,
+    "MemoryLog.append": _append,
+    "to_json_lines": to_json_lines,
+    "to_json_lines (start)": lambda junk: to_json_lines([], start=junk),
+    "from_json_lines": from_json_lines,
+    "Recorded (records)": lambda junk: Recorded(Completed(), junk),
+}
+
+
+@settings(max_examples=200, deadline=None)
+@given(name=st.sampled_from(sorted(SHELL_PUBLIC)), junk=SHELL_JUNK)
+def test_g9_shell_functions_refuse_arguments_of_the_wrong_type_with_invalid_input(
+    name: str, junk: Any
+) -> None:
+    """R26, I11, issue 17 (audit G9): from_json_lines(None) was AttributeError, MemoryLog(None)
+    and to_json_lines([5]) TypeError, MemoryLog([5]) accepted then ReplayError in LoopAgent;
+    each is InvalidInput where the argument is given, and a refused append appends nothing."""
+    valid_type = {("from_json_lines", str), ("to_json_lines (start)", int)}
+    try:
+        SHELL_PUBLIC[name](junk)
+    except InvalidInput:
+        return
+    except CorruptLog:  # text that is not JSON Lines: the reader's typed error
+        assert (name, type(junk)) in valid_type
+        return
+    assert (name, type(junk)) in valid_type  # accepted: valid after all
+
+
+def test_g9_json_lines_read_utf8_bytes_and_name_a_line_that_is_not() -> None:
+    """Issue 17 (audit G9): from_json_lines also takes the bytes of a file; a line that is
+    not UTF-8 is CorruptLog naming its seq and line, after the good prefix."""
+    events = [HostRecord("host/a", "é\u2028"), HostRecord("host/b", 2)]
+    text = to_json_lines(events)
+    assert from_json_lines(text.encode()) == from_json_lines(text) == events
+    with pytest.raises(CorruptLog, match="line 2 is not UTF-8") as caught:
+        from_json_lines(text.encode().replace(b'"host/b"', b'"host/\xff"'))
+    assert caught.value.seq == 1
+    with pytest.raises(InvalidInput, match="start"):
+        to_json_lines(events, start=True)  # type: ignore[arg-type]
+
+
+@run_async
+async def test_g9_a_memory_log_of_non_events_is_refused_before_an_agent_replays_it() -> None:
+    """Issue 17 (audit G9): MemoryLog([5]) is InvalidInput when built, not a ReplayError
+    from the LoopAgent built over it later."""
+    with pytest.raises(InvalidInput, match="item 0 is not a durable event"):
+        MemoryLog([5])  # type: ignore[list-item]
