@@ -18,6 +18,7 @@ import json
 import re
 from typing import Any, Final
 
+from inbox_core import json_text
 from inbox_core.errors import InvalidInput, shown
 
 MAX_DEPTH: Final = 64
@@ -146,6 +147,8 @@ def parse_json(text: str) -> Any:
 
     Counting brackets is one C pass; only a text with more opening brackets than the limit
     is scanned token by token (strings skipped), so the common case costs two ``count`` calls.
+    The parse needs no stack the data controls: deep in a caller's stack, where
+    ``json.loads`` runs out of room, ``json_text.parse`` gives the same value.
     """
     if text.count("[") + text.count("{") > MAX_DOCUMENT_DEPTH:
         depth = 0
@@ -159,8 +162,8 @@ def parse_json(text: str) -> Any:
                 depth -= 1
     try:
         return json.loads(text)
-    except RecursionError:  # a caller already deep in its own stack
-        raise InvalidInput("JSON text nests too deeply for this reader's stack") from None
+    except RecursionError:  # a caller already deep in its own stack: the same, iteratively
+        return json_text.parse(text)
 
 
 LINE_BREAKS: Final = ("\u0085", "\u2028", "\u2029")
@@ -172,7 +175,10 @@ def dump_json(document: Any) -> str:
     """The compact JSON text of ``document`` with ``LINE_BREAKS`` escaped: one line for
     every reader (stored events, JSON Lines, port messages). The writer ``parse_json``
     reads."""
-    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    try:
+        text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except RecursionError:  # a caller already deep in its own stack: the same, iteratively
+        text = json_text.dump(document)
     if not text.isascii():
         for char in LINE_BREAKS:
             if char in text:  # only inside strings, where the escape means the same

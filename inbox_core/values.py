@@ -288,13 +288,42 @@ def freeze_json(value: object) -> JsonValue:
 def thaw_json(value: JsonValue) -> Any:
     """The plain ``dict``/``list`` form of a frozen JSON value (for encoders).
 
-    It recurses, but at most ``limits.MAX_DEPTH`` levels: a frozen value is never deeper.
+    It recurses, at most ``limits.MAX_DEPTH`` levels (a frozen value is never deeper); a
+    caller too deep in its own stack for that gets the same result from a loop.
     """
+    try:
+        return _thaw(value)
+    except RecursionError:
+        return _thaw_iteratively(value)
+
+
+def _thaw(value: JsonValue) -> Any:
     if isinstance(value, JsonObject):
-        return {key: thaw_json(item) for key, item in value.items()}
+        return {key: _thaw(item) for key, item in value.items()}
     if isinstance(value, tuple):
-        return [thaw_json(item) for item in value]
+        return [_thaw(item) for item in value]
     return value
+
+
+def _thaw_iteratively(root: JsonValue) -> Any:
+    """``_thaw`` with an explicit stack of (frozen container, its thawed copy)."""
+    if not isinstance(root, (JsonObject, tuple)):
+        return root
+    top: Any = {} if isinstance(root, JsonObject) else []
+    stack: list[tuple[JsonValue, Any]] = [(root, top)]
+    while stack:
+        frozen, thawed = stack.pop()
+        items = frozen.items() if isinstance(frozen, JsonObject) else enumerate(frozen)  # type: ignore[arg-type]
+        for key, item in items:
+            copy: Any = item
+            if isinstance(item, (JsonObject, tuple)):
+                copy = {} if isinstance(item, JsonObject) else []
+                stack.append((item, copy))  # filled later, in place
+            if isinstance(thawed, dict):
+                thawed[key] = copy
+            else:
+                thawed.append(copy)
+    return top
 
 
 # ---------------------------------------------------------------------- sources

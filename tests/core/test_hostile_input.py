@@ -62,6 +62,7 @@ from inbox_core import (
     followup,
     goal_rounds,
     is_human_prompt,
+    json_text,
     limits,
     reduce,
     replay,
@@ -670,3 +671,107 @@ def test_g9_the_examples_of_the_audit_are_typed(name: str) -> None:
         expected = DOCUMENTED.get((name, repr(junk)), InvalidInput)
         error = typed_error(functools.partial(PUBLIC[name], junk))
         assert type(error) is expected, (name, junk)
+
+
+# ------------------------------- no stack the data controls (audit of issue 17, note)
+
+
+def _same(left: Any, right: Any) -> bool:
+    """Equal and of the same types all the way down (1 is not 1.0 nor True; nan is nan)."""
+    return repr(left) == repr(right)
+
+
+TEXTS = st.one_of(
+    hostile.storable_json(max_leaves=20).map(json.dumps),
+    hostile.storable_json().map(lambda value: json.dumps(value, ensure_ascii=False, indent=1)),
+    hostile.hostile_documents(),
+    st.text(alphabet=' \t\n\r{}[],:"\\-+.0123456789eEtruefalsnNIity\ud800\u2028', max_size=30),
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(text=TEXTS)
+def test_the_iterative_parser_reads_what_json_loads_reads(text: str) -> None:
+    """json_text.parse (what limits.parse_json falls back to deep in a stack) gives exactly
+    json.loads' value, types included, and refuses with ValueError what it refuses."""
+    try:
+        expected = json.loads(text)
+    except RecursionError:  # a 5,000-deep document: only the loop can read it
+        assert json_text.parse(text) is not None
+        return
+    except ValueError:
+        with pytest.raises(ValueError):
+            json_text.parse(text)
+        return
+    assert _same(json_text.parse(text), expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    document=st.one_of(
+        hostile.storable_json(max_leaves=20),
+        hostile.hostile_json().map(lambda hostile_value: hostile_value.value),
+        st.dictionaries(
+            st.one_of(st.integers(), st.floats(), st.booleans(), st.none(), st.text()),
+            st.integers(),
+            max_size=3,
+        ),
+    )
+)
+def test_the_iterative_encoder_writes_what_json_dumps_writes(document: Any) -> None:
+    """json_text.dump (limits.dump_json's fallback) writes json.dumps' exact text (compact,
+    ensure_ascii off, no NaN), and refuses with the same kind of error what it refuses."""
+    try:
+        expected = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except RecursionError:
+        return  # a 5,000-deep hostile value: json.dumps itself cannot say
+    except (ValueError, TypeError) as error:
+        with pytest.raises(type(error)):
+            json_text.dump(document)
+        return
+    assert json_text.dump(document) == expected
+
+
+def test_the_iterative_encoder_refuses_a_cycle_and_bom_and_odd_corners() -> None:
+    """json_text: a circular reference is ValueError (json.dumps' check), a BOM is refused
+    like json.loads does, tuples are arrays."""
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError, match="Circular"):
+        json_text.dump(loop)
+    with pytest.raises(ValueError, match="BOM"):
+        json_text.parse("\ufeff[]")
+    assert json_text.dump((1, (2, {}))) == "[1,[2,{}]]"
+    with pytest.raises(TypeError):
+        json_text.dump({(1, 2): 3})
+
+
+def test_a_valid_log_reads_and_writes_whatever_the_caller_s_stack_depth(tmp_path: Path) -> None:
+    """Issue 17 item 1 (audit note): a value at maxDepth read with ~40 frames of stack left
+    was CorruptLog ("nests too deeply for this reader's stack") and to_json_lines raised
+    RecursionError; the readers and writers now need no stack the data controls, so what
+    fails a flat log fails a deep one, and nothing else does."""
+    deep = hostile.nested(limits.MAX_DEPTH - 2, kind="array", leaf={"k": [1.5, "é\u2028"]})
+    event = HostRecord("host/deep", deep)
+    path = tmp_path / "deep.db"
+    with SqliteLog(path) as log:
+        log.acquire()
+        log.append([event])
+    room = sys.getrecursionlimit() - stack_depth() - 40
+
+    def everything() -> list[Any]:  # compared outside: equality itself recurses
+        text = to_json_lines([event])
+        stored = encode_event(event)
+        return [
+            from_json_lines(text),
+            decode_record(0, stored),
+            SqliteLog(path).read(),
+            thaw_json(event.data),
+            stored,
+        ]
+
+    lines, decoded, read, thawed, stored = in_deep_stack(room, everything)
+    assert lines == read == [event]
+    assert decoded == event
+    assert thawed == json.loads(stored)["data"]
+    assert stored == encode_event(event)
