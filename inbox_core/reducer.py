@@ -694,10 +694,9 @@ def _rejection(state: AgentState, command: Command) -> InboxCoreError:
 def reduce(state: AgentState, command: Command) -> Transition:
     """Apply one command. Raises a typed error, with ``state`` untouched, on rejection."""
     try:
-        table = _DISPATCH[type(state.phase)]
+        found = _DISPATCH[type(state.phase)].get(type(command))
     except (AttributeError, KeyError):  # not an AgentState (checked only when it fails)
         raise InvalidInput(f"reduce takes an AgentState, got {shown(state)}") from None
-    found = table.get(type(command))
     if found is None:
         raise _rejection(state, command)
     handler, is_report, guarded = found
