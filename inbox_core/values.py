@@ -7,7 +7,6 @@ so the reducer never re-checks shapes (R1, R2, R3, R11, R21).
 
 from __future__ import annotations
 
-import functools
 import math
 import uuid
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -497,6 +496,7 @@ message (``{"id", "role": "user", "content", "source", "metadata"}``) and of the
 sit in (``{"message", "contexts", "wakeup"}``), so that a list's size is the sum of its
 messages' (``limits.MAX_VALUE_SIZE``)."""
 
+_MAX_VALUE_SIZE: Final = limits.MAX_VALUE_SIZE
 _SOURCE_RESERVE: Final = 96  # the keys of the longest source (plugin), "round"'s 16 digits
 _SECTION_RESERVE: Final = 24  # {"name":"","text":""},
 
@@ -521,17 +521,13 @@ def _source_size(source: Source) -> int:
 
 
 def _message_size(message: UserMessage) -> int:
-    size = MESSAGE_RESERVE + len(message.id) + _source_size(message.source)
+    source = message.source
+    size = MESSAGE_RESERVE + len(message.id)
+    size += _SOURCE_RESERVE if type(source) is UserSource else _source_size(source)
     for block in message.content:
         size += block._size + 1
-    if message.metadata is not None:
-        size += message.metadata._size
-    return size
-
-
-def _storable(inst: UserMessage, _attribute: attrs.Attribute[Any], _value: object) -> None:
-    """The whole message within ``limits.MAX_VALUE_SIZE`` (its parts are checked already)."""
-    limits.value_size(inst.size, "a message")
+    metadata = message.metadata
+    return size if metadata is None else size + metadata._size
 
 
 def _source(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
@@ -539,9 +535,14 @@ def _source(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> N
         raise InvalidInput(f"not a message source: {shown(value)}")
 
 
-def _role(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+def _role(inst: UserMessage, _attribute: attrs.Attribute[Any], value: object) -> None:
+    """The role, then (the last check: the parts are checked already) the whole message
+    within ``limits.MAX_VALUE_SIZE``."""
     if value != "user":
         raise InvalidInput(f"role is always 'user', got {shown(value)}")
+    size = _message_size(inst)
+    if size > _MAX_VALUE_SIZE:
+        limits.value_size(size, "a message")
 
 
 @attrs.frozen(cache_hash=True)
@@ -556,13 +557,13 @@ class UserMessage:
     content: tuple[JsonObject, ...] = attrs.field(converter=_content)
     source: Source = attrs.field(default=UserSource(), validator=_source)
     metadata: JsonObject | None = attrs.field(default=None, converter=_metadata)
-    role: Literal["user"] = attrs.field(default="user", kw_only=True, validator=[_role, _storable])
+    role: Literal["user"] = attrs.field(default="user", kw_only=True, validator=_role)
 
-    @functools.cached_property
+    @property
     def size(self) -> int:
         """The message's size in ``limits``' measure (at most ``limits.MAX_VALUE_SIZE``): an
         upper bound of its JSON text's length, string characters unescaped, plus
-        ``MESSAGE_RESERVE``. Computed once, from the sizes its JSON values know."""
+        ``MESSAGE_RESERVE``; a sum of the sizes its frozen JSON values know (no walk)."""
         return _message_size(self)
 
 

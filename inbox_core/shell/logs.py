@@ -36,7 +36,7 @@ from inbox_core.errors import (
     ReplayError,
     shown,
 )
-from inbox_core.events import DurableEvent, checked_events
+from inbox_core.events import DURABLE_TYPES, DurableEvent, checked_events
 
 __all__ = [
     "CorruptLog",
@@ -114,6 +114,9 @@ def fenced(log: str, agent_id: str, why: str) -> LogFenced:
 # ---------------------------------------------------------------------- memory
 
 
+_DURABLE_CLASSES: frozenset[type] = frozenset(DURABLE_TYPES)
+
+
 class _MemoryStore:
     """What the ``MemoryLog`` handles of one log share: its events and its owner's token."""
 
@@ -177,7 +180,13 @@ class MemoryLog:
         if not self.owned:
             why = "never acquired, or released" if self._token is None else "taken over"
             raise fenced("MemoryLog", "-", why)
-        events = list(checked_events(events, "MemoryLog.append"))  # all or none
+        if type(events) is not tuple and type(events) is not list:
+            events = list(checked_events(events, "MemoryLog.append"))  # all or none
+        else:
+            for event in events:
+                if type(event) not in _DURABLE_CLASSES:  # the hot path: one set lookup each
+                    events = list(checked_events(events, "MemoryLog.append"))
+                    break
         store = self._store
         if len(store.events) != self._next:  # pragma: no cover - only a bypassing writer
             self.release()
