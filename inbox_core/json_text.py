@@ -15,7 +15,6 @@ when the fast path ran out of stack.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from collections.abc import Callable
@@ -188,11 +187,3 @@ def dump(document: Any) -> str:
 
 
 _END: Final = object()
-
-
-def loads_or_parse(text: str) -> Any:
-    """``json.loads(text)``, or ``parse(text)`` when the caller's stack is too deep for it."""
-    try:
-        return json.loads(text)
-    except RecursionError:
-        return parse(text)

@@ -521,9 +521,7 @@ def _source_size(source: Source) -> int:
 
 
 def _message_size(message: UserMessage) -> int:
-    source = message.source
-    size = MESSAGE_RESERVE + len(message.id)
-    size += _SOURCE_RESERVE if type(source) is UserSource else _source_size(source)
+    size = MESSAGE_RESERVE + len(message.id) + _source_size(message.source)
     for block in message.content:
         size += block._size + 1
     metadata = message.metadata

@@ -606,7 +606,14 @@ def test_g8_a_message_size_bounds_its_entry_text_with_every_source(source: Any) 
 
 # --------------------------------------------- untyped argument errors (audit G9)
 
+
+class _Unprintable:
+    def __repr__(self) -> str:
+        raise RuntimeError("no repr")
+
+
 JUNK = st.one_of(
+    st.builds(_Unprintable),  # error messages still name it (errors.shown)
     st.none(),
     st.integers(),
     st.floats(),
@@ -734,7 +741,15 @@ def test_the_iterative_encoder_writes_what_json_dumps_writes(document: Any) -> N
 
 def test_the_iterative_encoder_refuses_a_cycle_and_bom_and_odd_corners() -> None:
     """json_text: a circular reference is ValueError (json.dumps' check), a BOM is refused
-    like json.loads does, tuples are arrays."""
+    like json.loads does, tuples are arrays; thawing without recursion keeps a scalar."""
+    from inbox_core.values import _thaw_iteratively
+
+    assert _thaw_iteratively(5) == 5
+    assert _thaw_iteratively(freeze_json([{"a": [1]}, []])) == [{"a": [1]}, []]
+    with pytest.raises(ValueError, match="property name"):
+        json_text.parse("{1: 2}")
+    with pytest.raises(ValueError, match="':' delimiter"):
+        json_text.parse('{"a" 2}')
     loop: list[Any] = []
     loop.append(loop)
     with pytest.raises(ValueError, match="Circular"):
@@ -775,3 +790,12 @@ def test_a_valid_log_reads_and_writes_whatever_the_caller_s_stack_depth(tmp_path
     assert decoded == event
     assert thawed == json.loads(stored)["data"]
     assert stored == encode_event(event)
+
+
+def test_shown_names_a_value_whose_repr_raises_by_its_type() -> None:
+    """errors.shown (every error message): a list holding an integer past Python's
+    4,300-digit limit (reprlib's repr raises on it) is shown by its type."""
+    from inbox_core.errors import shown
+
+    assert shown([10**5000]) == "<list>"
+    assert shown(10**5000).startswith("<an int of")
