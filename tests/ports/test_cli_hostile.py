@@ -165,6 +165,8 @@ def test_g4_conform_prints_a_port_s_hostile_answers_escaped_and_bounded(mode: st
     assert "Traceback" not in out + err
     assert "vectors: 0 passed" in out
     assert not _raw_unsafe(out + err)
+    shown = {"surrogate-error": "\\ud800", "line-separators": "X\\u2028Y", "controls": "\\u001b[2J"}
+    assert shown.get(mode, "") in out  # escaped where it stood: no line broken in two
     assert len(done.stdout) < 2_000_000  # each of its ~160 failing vectors clipped
     summary = _cli("conform", "--port", port, "--examples", "0", "--json", "--timeout", "20")
     assert summary.returncode == 1
