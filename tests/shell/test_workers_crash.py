@@ -1068,10 +1068,9 @@ def test_R37_R29_a_postgres_restart_under_a_worker_stops_the_writing_agents_and_
     post whose outcome was PostApplied, a followup whose ``await agent.durable()``
     returned) is in the log, admitted exactly once.
 
-    An agent the worker tried to open while the server was down is left alone for the
-    worker's ``BACKOFF_SECONDS`` (30 s), however short the outage: about one run in three,
-    its acknowledged posts then wait 30 s. The default run shortens that back-off to 1 s;
-    ``-m slow`` runs with the real one."""
+    An agent the worker tried to open while the server was down is left alone for a
+    back-off that doubles with each failure in a row, at most ``BACKOFF_SECONDS`` (30 s).
+    The default run caps it at 1 s; ``-m slow`` runs with the real one."""
     caplog.set_level(logging.INFO, logger="inbox_core.worker")
     if backoff is not None:
         from inbox_core.shell import worker as worker_module
