@@ -12,13 +12,13 @@ database at once. Across processes:
   connection commits: a read of shared memory, no I/O); on a change it
   rings ``post:<agent>`` for each agent with a new post, and every watcher
   and outcome waiter of the file. The cost is one pragma per interval
-  however many agents wait; each waiter also looks again every
-  ``SQLITE_FALLBACK_SECONDS``;
+  however many agents wait; each waiter also looks again after
+  ``SQLITE_FALLBACK_SECONDS`` to twice that (``slow_poll``);
 - PostgreSQL: a ``PgListener`` holds one ``LISTEN`` connection and rings the
   payload of every notification (sent by triggers inside the changing
-  transaction, never before its commit); a waiter also wakes every
-  ``PG_POLL_SECONDS`` (the slow poll for a notification lost with its
-  connection), and the listener rings every key after it (re)connects.
+  transaction, never before its commit); the listener rings every key after
+  it (re)connects, and a waiter also wakes after ``PG_POLL_SECONDS`` to twice
+  that (the slow poll).
 
 A wake means "look again": waiters always re-read the database.
 """
@@ -30,6 +30,7 @@ import contextlib
 import importlib
 import logging
 import os
+import random
 import sqlite3
 import threading
 import weakref
@@ -54,13 +55,21 @@ logger: Final = logging.getLogger("inbox_core.shell")
 
 SQLITE_POLL_SECONDS: Final = 0.005
 """How often a file's poller checks for another process's commit (``PRAGMA data_version``)."""
-SQLITE_FALLBACK_SECONDS: Final = 1.0
+SQLITE_FALLBACK_SECONDS: Final = 10.0
 """How often an SQLite waiter looks again with no wake (its poller failing, say)."""
-PG_POLL_SECONDS: Final = 2.0
+PG_POLL_SECONDS: Final = 10.0
 """The slow poll of a PostgreSQL waiter: how late a post whose notification was lost is seen."""
 PG_LINGER_SECONDS: Final = 30.0
 """How long a ``LISTEN`` connection stays open after its last waiter left."""
 _RECONNECT_SECONDS: Final = 0.5
+
+
+def slow_poll(seconds: float) -> float:
+    """A waiter's look with no wake: between ``seconds`` and twice that, at random, so that
+    a thousand idle agents of a worker do not all read the store at once (and read it
+    rarely: the bell and the change poller, or the listener's ring after a reconnect, are
+    what wakes them; this only covers a wake that was lost)."""
+    return seconds * (1.0 + random.random())
 
 
 class Chime:
@@ -262,8 +271,8 @@ class SqliteWake:
         self._poller = poller
 
     async def wait(self) -> None:
-        """Return once rung, or after ``SQLITE_FALLBACK_SECONDS``."""
-        await self._chime.wait(SQLITE_FALLBACK_SECONDS)
+        """Return once rung, or after ``SQLITE_FALLBACK_SECONDS`` (to twice that)."""
+        await self._chime.wait(slow_poll(SQLITE_FALLBACK_SECONDS))
 
     def close(self) -> None:
         self._chime.close()
@@ -280,7 +289,7 @@ class PgWake:
         self._chime = listener.bell.chime(key)
 
     async def wait(self) -> None:
-        await self._chime.wait(PG_POLL_SECONDS)
+        await self._chime.wait(slow_poll(PG_POLL_SECONDS))
 
     def close(self) -> None:
         self._chime.close()

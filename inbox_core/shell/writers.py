@@ -271,13 +271,17 @@ class ThreadWriter:
 
     def _run(self) -> None:
         while (items := self._take()) is not None:
-            groups: dict[Hashable, list[_Item]] = {}
-            for item in items:
-                log = item.part.log
-                key = log.group_key if isinstance(log, GroupLog) else ("alone", id(log))
-                groups.setdefault(key, []).append(item)
-            for group in groups.values():
-                self._write(group)
+            self._write_batch(items)
+            del items  # a waiting thread keeps no agent alive (each item's done holds one)
+
+    def _write_batch(self, items: list[_Item]) -> None:
+        groups: dict[Hashable, list[_Item]] = {}
+        for item in items:
+            log = item.part.log
+            key = log.group_key if isinstance(log, GroupLog) else ("alone", id(log))
+            groups.setdefault(key, []).append(item)
+        for group in groups.values():
+            self._write(group)
 
     def _write(self, items: list[_Item]) -> None:
         """Write one database's items: each log's parts merged into one (in order), all

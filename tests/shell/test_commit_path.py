@@ -345,3 +345,28 @@ def test_r37_thread_writer_refuses_after_close() -> None:
         assert len(log) == 0
 
     asyncio.run(scenario())
+
+
+def test_r37_a_waiting_writer_keeps_no_agent_alive(tmp_path: Path) -> None:
+    """R37 (memory): once its parts are written, a ThreadWriter waiting for more holds no
+    reference to the agents that sent them (a detached agent is freed at once)."""
+    import gc
+    import weakref
+
+    async def scenario() -> weakref.ref[Any]:
+        writer = ThreadWriter()
+        agent = await LoopAgent.open(
+            EchoHost(), log=SqliteLog(tmp_path / "m.db", agent_id="gone"), writer=writer
+        )
+        agent.queue(msg("q"))
+        await agent.durable()
+        await agent.detach()
+        ref = weakref.ref(agent)
+        del agent
+        await asyncio.sleep(0.05)  # the writer thread is back waiting for work
+        gc.collect()
+        assert ref() is None
+        await writer.aclose()
+        return ref
+
+    asyncio.run(scenario())
