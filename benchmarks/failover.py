@@ -270,7 +270,7 @@ def make_logs(store: Any, ids: Sequence[str], history: list[DurableEvent]) -> fl
 def open_costs(store: Any, agent_id: str, repeat: int = 5) -> dict[str, Any]:
     """Where one opening's time goes, measured alone on ``agent_id``'s log (medians)."""
     log = store.log(agent_id)
-    fetch, decode, fold, acquire, whole = [], [], [], [], []
+    fetch, parse, decode, fold, acquire, whole = [], [], [], [], [], []
     events: list[DurableEvent] = []
     sql = "SELECT seq, event FROM {} WHERE agent_id = {} ORDER BY seq"
     pg = isinstance(store, PostgresStore)
@@ -280,6 +280,10 @@ def open_costs(store: Any, agent_id: str, repeat: int = 5) -> dict[str, Any]:
         t0 = time.perf_counter()
         rows = conn.execute(query, (agent_id,)).fetchall()
         t1 = time.perf_counter()
+        for _, text in rows:
+            json.loads(text)
+        parsed = time.perf_counter() - t1
+        t1 = time.perf_counter()
         events = decode_rows(rows)
         t2 = time.perf_counter()
         replay(events)
@@ -287,7 +291,8 @@ def open_costs(store: Any, agent_id: str, repeat: int = 5) -> dict[str, Any]:
         log.acquire()
         log.release()
         t4 = time.perf_counter()
-        fetch.append(t1 - t0)
+        fetch.append(t1 - t0 - parsed)
+        parse.append(parsed)
         decode.append(t2 - t1)
         fold.append(t3 - t2)
         acquire.append(t4 - t3)
@@ -313,6 +318,7 @@ def open_costs(store: Any, agent_id: str, repeat: int = 5) -> dict[str, Any]:
         "events": n,
         "fetch_ms": med(fetch) * 1000,
         "decode_ms": med(decode) * 1000,
+        "json_loads_ms": med(parse) * 1000,  # of decode: json.loads alone
         "replay_ms": med(fold) * 1000,
         "acquire_release_ms": med(acquire) * 1000,
         "open_ms": med(whole) * 1000,

@@ -41,6 +41,7 @@ import gc
 import json
 import os
 import platform
+import random
 import statistics
 import sys
 import tempfile
@@ -115,17 +116,41 @@ class Recorder:
     def __init__(self) -> None:
         self.commands: Rows = []
         self.groups: list[Rows] = []
+        self.busy = [0.0, 0.0]  # seconds inside write_group: wall, CPU of the writing thread
 
     def group(self, parts: Sequence[Part]) -> None:
         self.groups.append([(_agent(p), p.events) for p in parts if p.events])
+
+    def timed(self, write: Callable[[], list[BaseException | None]]) -> list[BaseException | None]:
+        wall, cpu = time.perf_counter(), time.thread_time()
+        try:
+            return write()
+        finally:
+            self.busy[0] += time.perf_counter() - wall
+            self.busy[1] += time.thread_time() - cpu
 
     def command(self, part: Part) -> None:
         if part.events:
             self.commands.append((_agent(part), part.events))
 
+    def cut(self) -> None:
+        """Keep what was recorded so far as the burst's (the floors replay only that)."""
+        self.burst = (len(self.commands), len(self.groups))
+
+    burst = (0, 0)
+
+    @property
+    def burst_commands(self) -> Rows:
+        return self.commands[: self.burst[0]]
+
+    @property
+    def burst_groups(self) -> list[Rows]:
+        return self.groups[: self.burst[1]]
+
     @property
     def rows(self) -> int:
-        return sum(len(events) for rows in self.groups for _, events in rows)
+        """Event rows written in the burst."""
+        return sum(len(events) for rows in self.burst_groups for _, events in rows)
 
 
 def _agent(part: Part) -> str:
@@ -136,18 +161,22 @@ class RecordingSqliteLog(SqliteLog):
     recorder: Recorder | None = None
 
     def write_group(self, parts: Sequence[Part]) -> list[BaseException | None]:
-        if self.recorder is not None:
-            self.recorder.group(parts)
-        return super().write_group(parts)
+        recorder = self.recorder
+        if recorder is None:
+            return super().write_group(parts)
+        recorder.group(parts)
+        return recorder.timed(lambda: super(RecordingSqliteLog, self).write_group(parts))
 
 
 class RecordingPostgresLog(PostgresLog):
     recorder: Recorder | None = None
 
     def write_group(self, parts: Sequence[Part]) -> list[BaseException | None]:
-        if self.recorder is not None:
-            self.recorder.group(parts)
-        return super().write_group(parts)
+        recorder = self.recorder
+        if recorder is None:
+            return super().write_group(parts)
+        recorder.group(parts)
+        return recorder.timed(lambda: super(RecordingPostgresLog, self).write_group(parts))
 
 
 class RecordingWriter(ThreadWriter):
@@ -376,9 +405,39 @@ async def _open_thread(store: Store, ids: list[str], writer: ThreadWriter) -> li
     return list(await asyncio.gather(*(one(agent_id) for agent_id in ids)))
 
 
-async def run_path(store: Store, path: str, agents: int, followups: int) -> dict[str, Any]:
+async def _paced(agents: list[LoopAgent], window: float, seed: int) -> list[float]:
+    """One more followup per agent, each at a uniformly random time within ``window``
+    seconds (the same times for every path of a round): each turn's latency (followup
+    sent to idle and durable)."""
+    rng = random.Random(seed)
+    offsets = [rng.uniform(0, window) for _ in agents]
+    start = time.perf_counter()
+
+    async def one(agent: LoopAgent, index: int, at: float) -> float:
+        await asyncio.sleep(max(0.0, start + at - time.perf_counter()))
+        sent = time.perf_counter()
+        agent.followup(create_user_message(f"agent {index} paced"))
+        await agent.when_idle()
+        return time.perf_counter() - sent
+
+    return list(
+        await asyncio.gather(
+            *(one(a, i, at) for i, (a, at) in enumerate(zip(agents, offsets, strict=True)))
+        )
+    )
+
+
+async def run_path(
+    store: Store,
+    path: str,
+    agents: int,
+    followups: int,
+    paced: float = 0.0,
+    seed: int = 0,
+) -> dict[str, Any]:
     """Open ``agents`` fresh agents on ``path`` (one of ``PATHS``), serve ``followups``
-    followups each, detach them; timings, loop latency and what was written."""
+    followups each at once (the burst), then, if ``paced`` (seconds), one more each spread
+    over that window; detach them. Timings, loop latency and what was written."""
     run = uuid.uuid4().hex[:8]
     ids = [f"b7-{path}-{run}-{i}" for i in range(agents)]
     recorder = Recorder()
@@ -398,12 +457,23 @@ async def run_path(store: Store, path: str, agents: int, followups: int) -> dict
                 opened = [LoopAgent(EchoHost(), log=store.log(i, recorder)) for i in ids]
             await asyncio.sleep(0.005)  # the tick a synchronous open delayed lands in this phase
             served = ticker.mark()
+            busy = list(recorder.busy)
+            cpu = time.thread_time(), time.process_time()
             await _drive(opened, followups)
             done = ticker.mark()
+            cpu = time.thread_time() - cpu[0], time.process_time() - cpu[1]
+            busy = [recorder.busy[0] - busy[0], recorder.busy[1] - busy[1]]
+            recorder.cut()
+            latencies: list[float] = []
+            if paced > 0:
+                await asyncio.sleep(0.05)
+                pacing = ticker.mark()
+                latencies = await _paced(opened, paced, seed)
+                paced_end = ticker.mark()
             await asyncio.sleep(0.005)
     finally:
         gc.enable()
-    turns = sum(agent.state.last_turn for agent in opened)
+    turns = sum(agent.state.last_turn for agent in opened) - len(latencies)
     assert turns == agents * followups, (turns, agents * followups)
     for agent in opened:
         await agent.detach()
@@ -422,14 +492,31 @@ async def run_path(store: Store, path: str, agents: int, followups: int) -> dict
         "turns_per_s": turns / (done[1] - served[1]),
         "loop_open": ticker.figures(opening, served),
         "loop_serve": ticker.figures(served, done),
+        "serve_cpu": {  # where the serving phase's time went (seconds)
+            "loop_thread_cpu_s": cpu[0],
+            "process_cpu_s": cpu[1],
+            "write_group_wall_s": busy[0],
+            "write_group_cpu_s": busy[1],
+            "gc_s": ticker.figures(served, done)["gc_total_ms"] / 1000,
+        },
         "rows": recorder.rows,
-        "transactions": len([g for g in recorder.groups if g]),
+        "transactions": len([g for g in recorder.burst_groups if g]),
         "recorder": recorder,
     }
+    if paced > 0:
+        out["paced"] = {
+            "window_s": paced,
+            "offered_turns_per_s": agents / paced,
+            "turns": len(latencies),
+            "loop": ticker.figures(pacing, paced_end),
+            "turn_p50_ms": percentile(latencies, 0.5) * 1000,
+            "turn_p99_ms": percentile(latencies, 0.99) * 1000,
+            "turn_max_ms": max(latencies) * 1000,
+        }
     if writer is not None:
         stats = writer.stats()
         await writer.aclose()
-        out["commands"] = len(recorder.commands)
+        out["commands"] = len(recorder.burst_commands)
         out["writer"] = {
             "parts": stats.parts,
             "groups": stats.groups,
@@ -449,7 +536,12 @@ def _public(run: dict[str, Any]) -> dict[str, Any]:
 
 
 async def b7_store_rounds(
-    store: Store, agents: int, followups: int, rounds: int, log: Callable[[str], None]
+    store: Store,
+    agents: int,
+    followups: int,
+    rounds: int,
+    log: Callable[[str], None],
+    paced: float = 0.0,
 ) -> dict[str, Any]:
     """Side by side, ``rounds`` times: a run of each path (in an order rotating from round to
     round), then the two floors of the thread run's rows (order alternating); ratios are
@@ -459,12 +551,20 @@ async def b7_store_rounds(
         order = PATHS[r % len(PATHS) :] + PATHS[: r % len(PATHS)]
         runs: dict[str, dict[str, Any]] = {}
         for path in order:
-            runs[path] = await run_path(store, path, agents, followups)
+            runs[path] = await run_path(store, path, agents, followups, paced, seed=r)
             log(
                 f"{store.name} round {r + 1}/{rounds} {path}: "
                 f"{runs[path]['turns_per_s']:.0f} turns/s, loop p99 "
                 f"{runs[path]['loop_serve']['p99_ms']:.1f} ms max "
-                f"{runs[path]['loop_serve']['max_ms']:.1f} ms (load {load()})"
+                f"{runs[path]['loop_serve']['max_ms']:.1f} ms"
+                + (
+                    f"; paced: loop p99 {runs[path]['paced']['loop']['p99_ms']:.1f} ms max "
+                    f"{runs[path]['paced']['loop']['max_ms']:.1f} ms, turn p99 "
+                    f"{runs[path]['paced']['turn_p99_ms']:.0f} ms"
+                    if paced
+                    else ""
+                )
+                + f" (load {load()})"
             )
         rec: Recorder = runs["thread"]["recorder"]
         floors: dict[str, float] = {}
@@ -472,9 +572,9 @@ async def b7_store_rounds(
             gc.collect()
             run = f"{runs['thread']['run']}-{kind}"
             floors[kind] = (
-                store.floor_commands(rec.commands, run)
+                store.floor_commands(rec.burst_commands, run)
                 if kind == "commands"
-                else store.floor_groups(rec.groups, run)
+                else store.floor_groups(rec.burst_groups, run)
             )
         turns = runs["thread"]["turns"]
         inline_rows = runs["inline"]["rows"]
@@ -538,6 +638,14 @@ def _summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
             "gc_max_ms": over(_at(path, "loop_serve", "gc_max_ms")),
             "gc_total_ms": over(_at(path, "loop_serve", "gc_total_ms")),
         }
+        if "paced" in rounds[0][path]:
+            summary["paths"][path]["paced"] = {
+                "loop_p99_ms": over(_at(path, "paced", "loop", "p99_ms")),
+                "loop_max_ms": over(_at(path, "paced", "loop", "max_ms")),
+                "turn_p50_ms": over(_at(path, "paced", "turn_p50_ms")),
+                "turn_p99_ms": over(_at(path, "paced", "turn_p99_ms")),
+                "gc_max_ms": over(_at(path, "paced", "loop", "gc_max_ms")),
+            }
     summary["floor_per_command_turns_per_s"] = over(_at("floor_per_command_turns_per_s"))
     summary["floor_batched_turns_per_s"] = over(_at("floor_batched_turns_per_s"))
     thread = summary["paths"]["thread"]
@@ -546,6 +654,13 @@ def _summary(rounds: list[dict[str, Any]]) -> dict[str, Any]:
         "serve_max_ms<=100": thread["serve_max_ms"]["max"] <= TARGET_MAX_MS,
         "ratio>=0.8": summary["ratio"]["thread"]["median"] >= TARGET_RATIO,
     }
+    if "paced" in thread:
+        summary["targets"]["paced_p99_ms<=20"] = (
+            thread["paced"]["loop_p99_ms"]["median"] <= TARGET_P99_MS
+        )
+        summary["targets"]["paced_max_ms<=100"] = (
+            thread["paced"]["loop_max_ms"]["max"] <= TARGET_MAX_MS
+        )
     return summary
 
 
@@ -581,7 +696,7 @@ async def b7_store(
     """Issue 9's B7 figures on the inline path (one run; kept for its smoke test)."""
     run = await run_path(store, "inline", agents, followups)
     rec: Recorder = run["recorder"]
-    floor = store.floor_commands(rec.commands or [r for g in rec.groups for r in g], run["run"])
+    floor = store.floor_commands([r for g in rec.burst_groups for r in g], run["run"])
     big = f"b7-big-{run['run']}"
     log = store.log(big)
     log.acquire()
@@ -654,6 +769,7 @@ def run_b7(
     followups: int,
     rounds: int,
     log: Callable[[str], None] = _log,
+    paced: float = 0.0,
 ) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in stores:
@@ -664,7 +780,9 @@ def run_b7(
         else:
             store = Sqlite(folder, "NORMAL" if name == "sqlite_normal" else "FULL")
         try:
-            out[store.name] = asyncio.run(b7_store_rounds(store, agents, followups, rounds, log))
+            out[store.name] = asyncio.run(
+                b7_store_rounds(store, agents, followups, rounds, log, paced)
+            )
         finally:
             store.close()
     return out
@@ -678,7 +796,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.many_agents", description=__doc__)
     parser.add_argument("--agents", type=int, default=1000, help="B7 agents (1000)")
     parser.add_argument("--followups", type=int, default=3, help="B7 followups per agent (3)")
-    parser.add_argument("--rounds", type=int, default=2, help="B7 rounds per store (2)")
+    parser.add_argument("--rounds", type=int, default=3, help="B7 rounds per store (3)")
+    parser.add_argument(
+        "--paced-seconds",
+        type=float,
+        default=8.0,
+        help="B7 paced phase: one more followup per agent spread over this window (0: none)",
+    )
     parser.add_argument("--stores", default=",".join(STORES), help=",".join(STORES))
     parser.add_argument("--parts", default=",".join(PARTS), help=",".join(PARTS))
     parser.add_argument("--failover-agents", type=int, default=500)
@@ -710,6 +834,7 @@ def main(argv: list[str] | None = None) -> int:
             "agents": args.agents,
             "followups": args.followups,
             "rounds": args.rounds,
+            "paced_seconds": args.paced_seconds,
             "stores": stores,
             "parts": parts,
             "failover_agents": args.failover_agents,
@@ -727,7 +852,13 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix="inbox-b7-") as folder:
             if "b7" in parts:
                 result["B7"] = run_b7(
-                    stores, folder, conninfo, args.agents, args.followups, args.rounds
+                    stores,
+                    folder,
+                    conninfo,
+                    args.agents,
+                    args.followups,
+                    args.rounds,
+                    paced=args.paced_seconds,
                 )
             if "failover" in parts:
                 result["failover"] = failover.run_all(

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import statistics
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -48,15 +49,9 @@ def b7_table(b7: dict[str, Any], markdown: bool) -> str:
         "txns (parts/txn)",
     ]
     rows: list[Sequence[str]] = []
-    labels = {
-        "thread": "ThreadWriter",
-        "thread_nogc": "ThreadWriter, GC off (diagnostic)",
-        "inline": "inline (before)",
-        "memory": "MemoryLog (no I/O: CPU reference)",
-    }
     for name, store in b7.items():
         last = store["rounds"][-1]
-        for path, label in labels.items():
+        for path, label in LABELS.items():
             p = store["paths"][path]
             run = last[path]
             ratio = store["ratio"].get(path)
@@ -104,11 +99,88 @@ def b7_table(b7: dict[str, Any], markdown: bool) -> str:
             ]
         )
     targets = [
-        f"{name}: p99 {_yes(s['targets']['serve_p99_ms<=20'])}, max "
-        f"{_yes(s['targets']['serve_max_ms<=100'])}, ratio {_yes(s['targets']['ratio>=0.8'])}"
+        f"{name}: " + ", ".join(f"{key} {_yes(ok)}" for key, ok in s["targets"].items())
         for name, s in b7.items()
     ]
     return _table(head, rows, markdown) + "\n\ntargets (ThreadWriter): " + "; ".join(targets)
+
+
+LABELS = {
+    "thread": "ThreadWriter",
+    "thread_nogc": "ThreadWriter, GC off",
+    "inline": "inline (before)",
+    "memory": "MemoryLog (no I/O)",
+}
+
+
+def _median(values: list[float]) -> float:
+    return statistics.median(values) if values else 0.0
+
+
+def paced_table(b7: dict[str, Any], markdown: bool) -> str:
+    head = [
+        "store",
+        "path",
+        "offered turns/s",
+        "loop p99 ms",
+        "loop max ms",
+        "GC max ms",
+        "turn p50 ms",
+        "turn p99 ms",
+    ]
+    rows: list[Sequence[str]] = []
+    for name, store in b7.items():
+        for path, label in LABELS.items():
+            paced = store["paths"][path].get("paced")
+            if paced is None:
+                continue
+            offered = store["rounds"][0][path]["paced"]["offered_turns_per_s"]
+            rows.append(
+                [
+                    name,
+                    label,
+                    f"{offered:,.0f}",
+                    _range(paced["loop_p99_ms"], 1),
+                    _range(paced["loop_max_ms"], 0),
+                    _range(paced["gc_max_ms"], 0),
+                    _range(paced["turn_p50_ms"], 0),
+                    _range(paced["turn_p99_ms"], 0),
+                ]
+            )
+    return _table(head, rows, markdown)
+
+
+def time_table(b7: dict[str, Any], markdown: bool) -> str:
+    """Where the burst's wall time went, medians over rounds (seconds)."""
+    head = [
+        "store",
+        "path",
+        "serve wall s",
+        "loop thread CPU s",
+        "process CPU s",
+        "in write_group: wall / CPU s",
+        "GC s",
+    ]
+    rows: list[Sequence[str]] = []
+    for name, store in b7.items():
+        for path, label in LABELS.items():
+            runs = [r[path] for r in store["rounds"]]
+
+            def med(key: str, runs: list[dict[str, Any]] = runs) -> float:
+                return _median([run["serve_cpu"][key] for run in runs])
+
+            rows.append(
+                [
+                    name,
+                    label,
+                    f"{_median([run['serve_s'] for run in runs]):.2f}",
+                    f"{med('loop_thread_cpu_s'):.2f}",
+                    f"{med('process_cpu_s'):.2f}",
+                    f"{med('write_group_wall_s'):.2f} / {med('write_group_cpu_s'):.2f}",
+                    f"{med('gc_s'):.2f}",
+                ]
+            )
+    return _table(head, rows, markdown)
 
 
 def failover_table(failover: dict[str, Any], markdown: bool) -> str:
@@ -150,7 +222,7 @@ def failover_table(failover: dict[str, Any], markdown: bool) -> str:
         "store",
         "one log, events",
         "fetch ms",
-        "decode ms",
+        "decode ms (json.loads)",
         "replay ms",
         "acquire+release ms",
         "LoopAgent.open ms",
@@ -165,7 +237,7 @@ def failover_table(failover: dict[str, Any], markdown: bool) -> str:
                 name,
                 f"{c['events']:,}",
                 f"{c['fetch_ms']:.1f}",
-                f"{c['decode_ms']:.1f}",
+                f"{c['decode_ms']:.1f} ({c['json_loads_ms']:.1f})",
                 f"{c['replay_ms']:.1f}",
                 f"{c['acquire_release_ms']:.1f}",
                 f"{c['open_ms']:.1f}",
@@ -217,7 +289,11 @@ def tables(result: dict[str, Any], markdown: bool = False) -> str:
     loads = f"load average {result.get('load1_start')} at start, {result.get('load1_end')} at end"
     parts.append(f"B7 (issue 20), {result.get('seconds', 0):.0f} s, {loads}")
     if result.get("B7"):
-        parts.append("### B7: 1 ms ticker and throughput\n" + b7_table(result["B7"], markdown))
+        b7 = result["B7"]
+        parts.append("### B7 burst: 1 ms ticker and throughput\n" + b7_table(b7, markdown))
+        parts.append("### B7 burst: where the time went\n" + time_table(b7, markdown))
+        if any("paced" in s["paths"]["thread"] for s in b7.values()):
+            parts.append("### B7 paced\n" + paced_table(b7, markdown))
     if result.get("failover"):
         parts.append("### failover\n" + failover_table(result["failover"], markdown))
     if result.get("memory"):

@@ -20,7 +20,7 @@ from benchmarks import many_agents
 from benchmarks.many_agents_report import tables
 
 TINY = [
-    *("--agents", "3", "--followups", "2", "--rounds", "2"),
+    *("--agents", "3", "--followups", "2", "--rounds", "2", "--paced-seconds", "0.2"),
     *("--failover-agents", "3", "--failover-events", "40", "--lease", "1"),
     *("--memory-agents", "4", "--memory-idle", "0.5"),
 ]
@@ -47,17 +47,19 @@ def _run(tmp: Path, *argv: str) -> dict[str, Any]:
 def _check_b7(store: dict[str, Any], rounds: int = 2) -> None:
     assert len(store["rounds"]) == rounds
     for r in store["rounds"]:
-        assert r["same_rows"]  # both paths wrote the same rows
-        for path in ("inline", "thread"):
+        assert r["same_rows"]  # both store paths wrote the same rows in the burst
+        for path in many_agents.PATHS:
             run = r[path]
             assert run["turns"] == 3 * 2
-            assert run["rows"] > 0
+            assert (run["rows"] > 0) == (path != "memory")
             assert _positive(run["turns_per_s"])
             assert _positive(run["serve_s"])
-            for phase in ("loop_open", "loop_serve"):
-                loop = run[phase]
+            for loop in (run["loop_open"], run["loop_serve"], run["paced"]["loop"]):
                 assert 0 <= loop["p50_ms"] <= loop["p99_ms"] <= loop["max_ms"]
                 assert _number(loop["gc_max_ms"])
+            assert run["paced"]["turns"] == 3
+            assert 0 < run["paced"]["turn_p50_ms"] <= run["paced"]["turn_max_ms"]
+            assert all(_number(v) for v in run["serve_cpu"].values())
         writer = r["thread"]["writer"]
         assert writer["parts"] >= r["thread"]["commands"] > 0
         assert writer["failed"] == 0
@@ -65,11 +67,23 @@ def _check_b7(store: dict[str, Any], rounds: int = 2) -> None:
         for key in ("floor_per_command_s", "floor_batched_s"):
             assert _positive(r[key])
         assert all(_positive(v) for v in r["ratio"].values())
-    for key in ("thread", "inline", "thread_to_batched", "thread_over_inline"):
+    for key in (
+        "thread",
+        "inline",
+        "thread_to_batched",
+        "thread_over_inline",
+        "thread_over_memory",
+    ):
         assert store["ratio"][key]["min"] <= store["ratio"][key]["median"]
-    for path in ("thread", "inline"):
-        assert set(store["paths"][path]) >= {"turns_per_s", "serve_p99_ms", "serve_max_ms"}
-    assert set(store["targets"]) == {"serve_p99_ms<=20", "serve_max_ms<=100", "ratio>=0.8"}
+    for path in many_agents.PATHS:
+        assert set(store["paths"][path]) >= {"turns_per_s", "serve_p99_ms", "serve_max_ms", "paced"}
+    assert set(store["targets"]) == {
+        "serve_p99_ms<=20",
+        "serve_max_ms<=100",
+        "ratio>=0.8",
+        "paced_p99_ms<=20",
+        "paced_max_ms<=100",
+    }
 
 
 def _check_failover(f: dict[str, Any], agents: int = 3) -> None:
