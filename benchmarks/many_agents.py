@@ -63,7 +63,6 @@ from inbox_core import (
     reduce,
 )
 from inbox_core.shell import EchoHost, LoopAgent, PostgresLog, SqliteLog
-from inbox_core.shell.logs import encode_event
 from inbox_core.shell.worker import OPENING_AT_ONCE
 from inbox_core.shell.writers import Part, ThreadWriter
 
@@ -104,22 +103,27 @@ def spread(values: Sequence[float]) -> dict[str, float]:
 # ------------------------------------------------------------------ recording
 
 
-Rows = list[tuple[str, Sequence[DurableEvent]]]
-"""(agent id, events) per part: what a transaction wrote to the events table."""
+Counts = list[tuple[str, int]]
+"""(agent id, events) per part. Only ids and counts are kept while measuring: tuples of
+atomic values leave the cyclic GC's lists, so recording adds nothing to the GC pauses
+measured (keeping the events would, some 15 objects per turn). The floors read the rows
+back from the database afterwards (``Store.texts``) and cut them by these counts."""
+Rows = list[tuple[str, list[str]]]
+"""(agent id, event texts) per part, as the floors insert them."""
 
 
 class Recorder:
-    """The rows the store wrote, as commands (one ``Part`` handed to the writer per command,
-    or per batch of posts) and as transactions (the groups ``write_group`` wrote). Only
-    references are kept while measuring; encoding waits for the floors."""
+    """What the store wrote, as commands (one ``Part`` handed to the writer per command, or
+    per batch of posts) and as transactions (the groups ``write_group`` wrote)."""
 
     def __init__(self) -> None:
-        self.commands: Rows = []
-        self.groups: list[Rows] = []
+        self.commands: Counts = []
+        self.groups: list[Counts] = []
         self.busy = [0.0, 0.0]  # seconds inside write_group: wall, CPU of the writing thread
+        self.burst = (0, 0)
 
     def group(self, parts: Sequence[Part]) -> None:
-        self.groups.append([(_agent(p), p.events) for p in parts if p.events])
+        self.groups.append([(_agent(p), len(p.events)) for p in parts if p.events])
 
     def timed(self, write: Callable[[], list[BaseException | None]]) -> list[BaseException | None]:
         wall, cpu = time.perf_counter(), time.thread_time()
@@ -131,26 +135,35 @@ class Recorder:
 
     def command(self, part: Part) -> None:
         if part.events:
-            self.commands.append((_agent(part), part.events))
+            self.commands.append((_agent(part), len(part.events)))
 
     def cut(self) -> None:
         """Keep what was recorded so far as the burst's (the floors replay only that)."""
         self.burst = (len(self.commands), len(self.groups))
 
-    burst = (0, 0)
-
     @property
-    def burst_commands(self) -> Rows:
+    def burst_commands(self) -> Counts:
         return self.commands[: self.burst[0]]
 
     @property
-    def burst_groups(self) -> list[Rows]:
+    def burst_groups(self) -> list[Counts]:
         return self.groups[: self.burst[1]]
 
     @property
     def rows(self) -> int:
         """Event rows written in the burst."""
-        return sum(len(events) for rows in self.burst_groups for _, events in rows)
+        return sum(count for group in self.burst_groups for _, count in group)
+
+
+def cut(texts: dict[str, list[str]], counts: Counts) -> Rows:
+    """The rows of each part: each agent's texts in seq order, cut by the parts' counts."""
+    at: dict[str, int] = {}
+    rows: Rows = []
+    for agent, count in counts:
+        first = at.get(agent, 0)
+        rows.append((agent, texts[agent][first : first + count]))
+        at[agent] = first + count
+    return rows
 
 
 def _agent(part: Part) -> str:
@@ -264,13 +277,22 @@ class Store:
     def log(self, agent_id: str, recorder: Recorder | None = None) -> Any:
         raise NotImplementedError
 
-    def floor_commands(self, rows: Rows, run: str) -> float:
-        """Seconds to insert ``rows``, one transaction per command, on one connection."""
+    def texts(self, prefix: str) -> dict[str, list[str]]:
+        """The event texts of every agent whose id starts with ``prefix``, in seq order."""
         raise NotImplementedError
 
-    def floor_groups(self, groups: list[Rows], run: str) -> float:
-        """Seconds to insert the same rows, one transaction per group of the writer."""
+    def floor(self, transactions: list[Rows], run: str) -> float:
+        """Seconds to insert ``transactions`` (each a list of parts' rows), one transaction
+        each, on one connection."""
         raise NotImplementedError
+
+    def floor_commands(self, rows: Rows, run: str) -> float:
+        """One transaction per command."""
+        return self.floor([[one] for one in rows], run)
+
+    def floor_groups(self, groups: list[Rows], run: str) -> float:
+        """One transaction per group the writer wrote."""
+        return self.floor([group for group in groups if group], run)
 
     def describe(self) -> dict[str, Any]:
         return {}
@@ -279,8 +301,11 @@ class Store:
         pass
 
 
-def _encoded(rows: Rows) -> list[tuple[str, list[str]]]:
-    return [(agent, [encode_event(e) for e in events]) for agent, events in rows]
+def _grouped(rows: Sequence[tuple[Any, Any, Any]]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for agent, _, text in rows:
+        out.setdefault(str(agent), []).append(str(text))
+    return out
 
 
 class Sqlite(Store):
@@ -294,7 +319,17 @@ class Sqlite(Store):
         log.recorder = recorder
         return log
 
-    def _floor(self, transactions: list[list[tuple[str, list[str]]]], run: str) -> float:
+    def texts(self, prefix: str) -> dict[str, list[str]]:
+        log = SqliteLog(self.path, agent_id="reader", synchronous=self.synchronous)  # type: ignore[arg-type]
+        rows = log.connection.execute(
+            "SELECT agent_id, seq, event FROM events WHERE agent_id >= ? AND agent_id < ? "
+            "ORDER BY agent_id, seq",
+            (prefix, prefix + "\uffff"),
+        ).fetchall()
+        log.close()
+        return _grouped(rows)
+
+    def floor(self, transactions: list[Rows], run: str) -> float:
         log = SqliteLog(self.path, agent_id=f"floor-{run}", synchronous=self.synchronous)  # type: ignore[arg-type]
         conn = log.connection
         start = time.perf_counter()
@@ -314,12 +349,6 @@ class Sqlite(Store):
         wall = time.perf_counter() - start
         log.close()
         return wall
-
-    def floor_commands(self, rows: Rows, run: str) -> float:
-        return self._floor([[one] for one in _encoded(rows)], run)
-
-    def floor_groups(self, groups: list[Rows], run: str) -> float:
-        return self._floor([_encoded(group) for group in groups if group], run)
 
     def describe(self) -> dict[str, Any]:
         return {"synchronous": self.synchronous, "journal": "WAL"}
@@ -347,7 +376,15 @@ class Postgres(Store):
             (agents, seqs, texts),
         )
 
-    def _floor(self, transactions: list[list[tuple[str, list[str]]]], run: str) -> float:
+    def texts(self, prefix: str) -> dict[str, list[str]]:
+        rows = self.conn.execute(
+            "SELECT agent_id, seq, event FROM inbox_core_events WHERE agent_id LIKE %s "
+            "ORDER BY agent_id, seq",
+            (prefix.replace("_", "\\_") + "%",),
+        ).fetchall()
+        return _grouped(rows)
+
+    def floor(self, transactions: list[Rows], run: str) -> float:
         nexts: dict[str, int] = {}
         start = time.perf_counter()
         for transaction in transactions:  # one statement each: autocommitted
@@ -362,12 +399,6 @@ class Postgres(Store):
                 nexts[agent] = first + len(mine)
             self._insert(agents, seqs, texts)
         return time.perf_counter() - start
-
-    def floor_commands(self, rows: Rows, run: str) -> float:
-        return self._floor([[one] for one in _encoded(rows)], run)
-
-    def floor_groups(self, groups: list[Rows], run: str) -> float:
-        return self._floor([_encoded(group) for group in groups if group], run)
 
     def describe(self) -> dict[str, Any]:
         row = self.conn.execute(
@@ -567,14 +598,18 @@ async def b7_store_rounds(
                 + f" (load {load()})"
             )
         rec: Recorder = runs["thread"]["recorder"]
+        texts = store.texts(f"b7-thread-{runs['thread']['run']}-")
+        commands = cut(texts, rec.burst_commands)
+        groups = [cut(texts, group) for group in rec.burst_groups]
+        del texts
         floors: dict[str, float] = {}
         for kind in ("commands", "groups") if r % 2 == 0 else ("groups", "commands"):
             gc.collect()
             run = f"{runs['thread']['run']}-{kind}"
             floors[kind] = (
-                store.floor_commands(rec.burst_commands, run)
+                store.floor_commands(commands, run)
                 if kind == "commands"
-                else store.floor_groups(rec.burst_groups, run)
+                else store.floor_groups(groups, run)
             )
         turns = runs["thread"]["turns"]
         inline_rows = runs["inline"]["rows"]
@@ -696,7 +731,8 @@ async def b7_store(
     """Issue 9's B7 figures on the inline path (one run; kept for its smoke test)."""
     run = await run_path(store, "inline", agents, followups)
     rec: Recorder = run["recorder"]
-    floor = store.floor_commands([r for g in rec.burst_groups for r in g], run["run"])
+    texts = store.texts(f"b7-inline-{run['run']}-")
+    floor = store.floor_commands(cut(texts, [r for g in rec.burst_groups for r in g]), run["run"])
     big = f"b7-big-{run['run']}"
     log = store.log(big)
     log.acquire()
