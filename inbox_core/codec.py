@@ -49,7 +49,7 @@ from inbox_core.commands import (
     StepOutcome,
     TurnStoppingDone,
 )
-from inbox_core.errors import DecodeError, shown
+from inbox_core.errors import DecodeError, InvalidInput, shown
 from inbox_core.events import (
     HOST_PREFIX,
     AbortedReason,
@@ -493,6 +493,8 @@ def source_from_json(data: object) -> Source:
 
 def message_to_json(message: UserMessage) -> dict[str, Json]:
     """``{"id","role":"user","content":[...],"source":{...},"metadata"?}``."""
+    if not isinstance(message, UserMessage):
+        raise InvalidInput(f"not a message: {shown(message)}")
     return MESSAGE.encode(message)
 
 

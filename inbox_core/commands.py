@@ -14,8 +14,9 @@ from typing import Any, ClassVar, Literal, TypeAlias, get_args
 
 import attrs
 
+from inbox_core import limits
 from inbox_core.errors import InvalidInput, InvalidSplice, shown
-from inbox_core.events import HostRecord
+from inbox_core.events import HostRecord, records_size
 from inbox_core.validators import (
     identifier,
     instance_of,
@@ -39,6 +40,8 @@ from inbox_core.values import (
     Target,
     UserCause,
     UserMessage,
+    entries_size,
+    messages_size,
 )
 
 _entry_tuple = tuple_of(Entry, what="Entry", error=InvalidSplice)
@@ -47,15 +50,29 @@ _record_tuple = tuple_of(HostRecord, what="a HostRecord ('host/<name>')")
 
 
 def _entries(value: object) -> tuple[Entry, ...]:
-    return _entry_tuple(value)
+    """A splice's entries, within ``limits.MAX_VALUE_SIZE`` together (one alone is)."""
+    entries = _entry_tuple(value)
+    if len(entries) > 1:
+        limits.value_size(entries_size(entries), "a splice's entries")
+    return entries
 
 
 def _enter_messages(value: object) -> tuple[UserMessage, ...]:
-    return _message_tuple(value)
+    """An entering batch, within ``limits.MAX_VALUE_SIZE`` together (one alone is)."""
+    messages = _message_tuple(value)
+    if len(messages) > 1:
+        limits.value_size(messages_size(messages), "an Enter's messages")
+    return messages
 
 
 def _records(value: object) -> tuple[HostRecord, ...]:
-    return () if value == () else _record_tuple(value)
+    """A report's records, within ``limits.MAX_VALUE_SIZE`` together (one alone is)."""
+    if value == ():
+        return ()
+    records = _record_tuple(value)
+    if len(records) > 1:
+        limits.value_size(records_size(records), "a report's records")
+    return records
 
 
 def _records_field() -> Any:

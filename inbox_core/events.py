@@ -18,6 +18,7 @@ as replay errors.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 import attrs
@@ -41,6 +42,7 @@ from inbox_core.values import (
     Target,
     UserMessage,
     freeze_json,
+    json_size,
 )
 
 Outcome: TypeAlias = Literal["canceled", "moved"]
@@ -197,6 +199,18 @@ class HostRecord:
     data: JsonValue = attrs.field(default=None, converter=freeze_json)
 
 
+RECORD_RESERVE: Final = 32
+"""What a record's size counts besides its type and data: ``{"type":"","data":},``."""
+
+
+def records_size(records: tuple[HostRecord, ...]) -> int:
+    """The size of a list of records (``limits``): their data's, types' and reserves."""
+    size = 0
+    for record in records:
+        size += RECORD_RESERVE + len(record.type) + json_size(record.data)
+    return size
+
+
 DurableEvent: TypeAlias = (
     InboxSpliced
     | TurnStarted
@@ -208,6 +222,26 @@ DurableEvent: TypeAlias = (
     | HostRecord
 )
 DURABLE_TYPES: tuple[type[DurableEvent], ...] = get_args(DurableEvent)
+
+
+def iterate(events: object, what: str) -> Iterator[Any]:
+    """``iter(events)``, or InvalidInput saying that ``what`` takes an iterable of events."""
+    try:
+        return iter(events)  # type: ignore[call-overload, no-any-return]
+    except TypeError:
+        raise InvalidInput(
+            f"{what} takes an iterable of durable events, got {shown(events)}"
+        ) from None
+
+
+def checked_events(events: object, what: str) -> Iterator[DurableEvent]:
+    """``events`` one by one, each a durable event; InvalidInput naming ``what`` otherwise (a
+    non-iterable, or an item of another type, by its index)."""
+    for index, event in enumerate(iterate(events, what)):
+        if not isinstance(event, DURABLE_TYPES):
+            raise InvalidInput(f"{what}: item {index} is not a durable event: {shown(event)}")
+        yield event
+
 
 # ---------------------------------------------------------- live notifications
 

@@ -32,6 +32,7 @@ from inbox_core.events import (
     TurnEnded,
     TurnEndReason,
     TurnStarted,
+    checked_events,
 )
 from inbox_core.replay import PendingLists
 from inbox_core.values import GoalSource, MessageId, Target, UserMessage
@@ -46,7 +47,7 @@ def goal_rounds(events: Iterable[DurableEvent]) -> dict[str, int]:
     round-0 goal message (goal context) is never a round.
     """
     rounds: dict[str, int] = {}
-    for event in events:
+    for event in checked_events(events, "goal_rounds"):
         if isinstance(event, MessageAdmitted):
             source = event.message.source
             if isinstance(source, GoalSource) and source.round >= 1:
@@ -138,7 +139,7 @@ def fates(events: Iterable[DurableEvent]) -> dict[MessageId, Fate]:
     steps = 0
     claimed: dict[MessageId, None] = {}  # the open boundary's undecided claim, in order
     superseded: set[MessageId] = set()  # claimed ids accepted again before the decision
-    for event in events:
+    for event in checked_events(events, "fates"):
         if isinstance(event, InboxSpliced):
             removed = lists.splice(event.target, event.start, event.removed_count, event.inserted)
             if event.outcome == "canceled":
@@ -291,6 +292,6 @@ def transcript(events: Iterable[DurableEvent]) -> tuple[TranscriptBlock, ...]:
     model saw.
     """
     fold = _TranscriptFold()
-    for event in events:
+    for event in checked_events(events, "transcript"):
         fold.apply(event)
     return fold.result()

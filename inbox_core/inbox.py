@@ -24,7 +24,10 @@ import immutables
 
 from inbox_core.errors import DuplicateMessageId
 from inbox_core.sequence import EMPTY_SEQ, MAX_KEY_LENGTH, Key, KeyedSeq
+from inbox_core.validators import tuple_of
 from inbox_core.values import Entry, MessageId, Target, UserMessage
+
+_entries = tuple_of(Entry, what="Entry")
 
 
 def normalize_splice(length: int, start: int, delete_count: int) -> tuple[int, int]:
@@ -96,10 +99,11 @@ class Inbox:
 
     @classmethod
     def of(cls, next_turn: Sequence[Entry] = (), next_step: Sequence[Entry] = ()) -> Inbox:
-        """An inbox holding these entries (raises ``DuplicateMessageId`` like any splice)."""
+        """An inbox holding these entries (raises ``DuplicateMessageId`` like any splice, and
+        ``InvalidInput`` for anything but sequences of ``Entry``)."""
         inbox = cls()
-        inbox = inbox.splice("next-turn", 0, 0, next_turn).inbox
-        return inbox.splice("next-step", 0, 0, next_step).inbox
+        inbox = inbox.splice("next-turn", 0, 0, _entries(next_turn)).inbox
+        return inbox.splice("next-step", 0, 0, _entries(next_step)).inbox
 
     # ------------------------------------------------------------------ reading
 

@@ -18,6 +18,7 @@ import json
 import re
 from typing import Any, Final
 
+from inbox_core import json_text
 from inbox_core.errors import InvalidInput, shown
 
 MAX_DEPTH: Final = 64
@@ -31,9 +32,31 @@ MAX_JSON_INTEGER: Final = 2**63 - 1
 """Integers inside opaque JSON lie in ``[-MAX_JSON_INTEGER - 1, MAX_JSON_INTEGER]`` (int64)."""
 
 MAX_JSON_SIZE: Final = 2**24
-"""Size of one opaque JSON value: one per scalar, array and object, plus the characters of
-its strings and keys. About 16 MiB of text; the same bound holds for any single string field
-(a section's text, an error message)."""
+"""Size of one opaque JSON value, measured as the length of its compact JSON text with each
+string character counted once (before escaping) and each number at its widest (20 for an
+integer, 24 for a float), so an upper bound of that text's length for text that needs no
+escapes. About 16 MiB of text; the same bound holds for the characters of any single string
+field (a section's text, an error message)."""
+
+MAX_VALUE_SIZE: Final = 2**25
+"""Size of one message (its id, content blocks, source and metadata together, in the measure
+of ``MAX_JSON_SIZE``, plus a fixed reserve for its keys and its entry's) and of each list one
+command carries, summed: an entry with its contexts, a splice's entries, an ``Enter``'s
+messages, a report's records. So no command of accepted values is too big for a post or a
+stored event (``MAX_DOCUMENT_SIZE``)."""
+
+JSON_BYTES_PER_UNIT: Final = 6
+"""UTF-8 bytes of JSON text per unit of size, at most: the measure counts a string character
+once, and its JSON form is at most six bytes (an escape such as ``\\u001f``; a character is at
+most four bytes raw); everything else is counted at its full width."""
+
+MAX_DOCUMENT_SIZE: Final = JSON_BYTES_PER_UNIT * MAX_VALUE_SIZE + 2**16
+"""UTF-8 bytes (so also characters) of the compact JSON text of any caller command (a post)
+and of any durable event a command writes: ``JSON_BYTES_PER_UNIT`` per unit of the
+``MAX_VALUE_SIZE`` it carries, plus 64 KiB for its envelope (keys, numbers, a message id of
+``MAX_ID_LENGTH``). About 192 MiB: below every store's limit for one row (SQLite's default
+of 10^9 bytes, PostgreSQL's 1 GiB). A report carries at most two such lists (an ``Enter``'s
+messages and its records), each one event per message or record."""
 
 MAX_ID_LENGTH: Final = 1024
 """Characters of a MessageId, a goal id, a tool call id, a plugin name or a record type."""
@@ -57,11 +80,31 @@ def scalar_text(value: str, what: str) -> str:
     return value
 
 
+def storable_text(text: str, limit: int = MAX_JSON_SIZE) -> str:
+    """``text`` made a string every store can hold, for a text nobody checked (an exception's
+    ``str``): each lone surrogate written as its escape (``"\\ud83d"``, six characters),
+    and a text past ``limit`` characters cut, ending with a marker that says so."""
+    text = str.__str__(text)  # a str subclass's own methods never run here
+    if not text.isascii() and _SURROGATE.search(text) is not None:
+        text = text.encode("utf-8", "backslashreplace").decode("utf-8")  # only they fail
+    if len(text) > limit:
+        marker = f"… [cut: {len(text)} characters]"
+        text = text[: max(limit - len(marker), 0)] + marker[:limit]
+    return text
+
+
 def string(value: str, what: str) -> str:
     """A string field: scalar values only, at most ``MAX_JSON_SIZE`` characters."""
     if len(value) > MAX_JSON_SIZE:
         raise InvalidInput(f"{what} has at most {MAX_JSON_SIZE} characters, got {len(value)}")
     return scalar_text(value, what)
+
+
+def value_size(size: int, what: str) -> int:
+    """``size`` (a message's, or a list's sum) if within ``MAX_VALUE_SIZE``, else InvalidInput."""
+    if size > MAX_VALUE_SIZE:
+        raise InvalidInput(f"{what} must have a size of at most {MAX_VALUE_SIZE}, got {size}")
+    return size
 
 
 def identifier(value: str, what: str) -> str:
@@ -104,6 +147,8 @@ def parse_json(text: str) -> Any:
 
     Counting brackets is one C pass; only a text with more opening brackets than the limit
     is scanned token by token (strings skipped), so the common case costs two ``count`` calls.
+    The parse needs no stack the data controls: deep in a caller's stack, where
+    ``json.loads`` runs out of room, ``json_text.parse`` gives the same value.
     """
     if text.count("[") + text.count("{") > MAX_DOCUMENT_DEPTH:
         depth = 0
@@ -117,8 +162,8 @@ def parse_json(text: str) -> Any:
                 depth -= 1
     try:
         return json.loads(text)
-    except RecursionError:  # a caller already deep in its own stack
-        raise InvalidInput("JSON text nests too deeply for this reader's stack") from None
+    except RecursionError:  # a caller already deep in its own stack: the same, iteratively
+        return json_text.parse(text)
 
 
 LINE_BREAKS: Final = ("\u0085", "\u2028", "\u2029")
@@ -130,7 +175,10 @@ def dump_json(document: Any) -> str:
     """The compact JSON text of ``document`` with ``LINE_BREAKS`` escaped: one line for
     every reader (stored events, JSON Lines, port messages). The writer ``parse_json``
     reads."""
-    text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    try:
+        text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+    except RecursionError:  # a caller already deep in its own stack: the same, iteratively
+        text = json_text.dump(document)
     if not text.isascii():
         for char in LINE_BREAKS:
             if char in text:  # only inside strings, where the escape means the same
@@ -144,6 +192,8 @@ LIMITS: Final = {
     "maxSafeInteger": MAX_SAFE_INTEGER,
     "maxJsonInteger": MAX_JSON_INTEGER,
     "maxJsonSize": MAX_JSON_SIZE,
+    "maxValueSize": MAX_VALUE_SIZE,
+    "maxDocumentSize": MAX_DOCUMENT_SIZE,
     "maxIdLength": MAX_ID_LENGTH,
     "maxAgentIdLength": MAX_AGENT_ID_LENGTH,
 }

@@ -693,7 +693,10 @@ def _rejection(state: AgentState, command: Command) -> InboxCoreError:
 
 def reduce(state: AgentState, command: Command) -> Transition:
     """Apply one command. Raises a typed error, with ``state`` untouched, on rejection."""
-    found = _DISPATCH[type(state.phase)].get(type(command))
+    try:
+        found = _DISPATCH[type(state.phase)].get(type(command))
+    except (AttributeError, KeyError):  # not an AgentState (checked only when it fails)
+        raise InvalidInput(f"reduce takes an AgentState, got {shown(state)}") from None
     if found is None:
         raise _rejection(state, command)
     handler, is_report, guarded = found

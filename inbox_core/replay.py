@@ -38,6 +38,7 @@ from inbox_core.events import (
     TurnAborted,
     TurnEnded,
     TurnStarted,
+    iterate,
 )
 from inbox_core.inbox import EMPTY_INBOX, Inbox
 from inbox_core.state import IDLE, NO_CLAIM, STRANDED, AgentState, Claim, Orphaned, Phase
@@ -278,10 +279,11 @@ _HANDLERS: dict[type, Callable[[_Fold, Any, bool], None]] = {
 def replay(events: Iterable[DurableEvent]) -> AgentState:
     """Fold durable events from the initial state (R10, R27).
 
-    Raises ``ReplayError`` whose ``seq`` is the index of the first bad event.
+    Raises ``ReplayError`` whose ``seq`` is the index of the first bad event
+    (``InvalidInput`` when ``events`` is not iterable at all).
     """
     fold = _Fold()
-    for seq, event in enumerate(events):
+    for seq, event in enumerate(iterate(events, "replay")):
         try:
             fold.apply(event)
         except _Invalid as error:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar, Final, Literal, TypeAlias, get_args
 
 import attrs
@@ -45,7 +45,7 @@ class JsonObject(Mapping[str, "JsonValue"]):
 
     def __init__(self, data: Mapping[str, object] | None = None) -> None:
         if data is None:
-            self._data, self._depth, self._size = {}, 1, 1
+            self._data, self._depth, self._size = {}, 1, 2
         else:
             if not isinstance(data, Mapping):
                 raise InvalidInput(f"expected a JSON object, got {type(data).__name__}")
@@ -121,6 +121,42 @@ def _leaf(value: Any) -> Any:
 
 
 _INT_LIMIT: Final = limits.MAX_JSON_INTEGER
+_INT_WIDTH: Final = 20  # len("-9223372036854775808")
+_FLOAT_WIDTH: Final = 24  # len("-2.2250738585072014e-308"), the longest float repr
+
+
+def _scalar_size(value: Any) -> int:
+    """The size (``limits``) of a checked JSON scalar: its text, a number at its widest."""
+    kind = type(value)
+    if kind is str:
+        return len(value) + 2
+    if kind is int:
+        return _INT_WIDTH
+    if kind is float:
+        return _FLOAT_WIDTH
+    return 5  # true, false, null
+
+
+def json_size(value: JsonValue) -> int:
+    """The size of a frozen JSON value in ``limits``' measure (an upper bound of its compact
+    JSON text's length with string characters unescaped): read from a frozen object, added
+    up without recursion over arrays (only their items that are not objects are visited)."""
+    if type(value) is JsonObject:
+        return value._size
+    if type(value) is not tuple:
+        return _scalar_size(value)
+    size, stack = 0, [value]
+    while stack:
+        items = stack.pop()
+        size += 2 + len(items)  # brackets and commas
+        for item in items:
+            if type(item) is tuple:
+                stack.append(item)
+            elif type(item) is JsonObject:
+                size += item._size
+            else:
+                size += _scalar_size(item)
+    return size
 
 
 def _freeze_tree(root: object) -> JsonValue:
@@ -130,7 +166,9 @@ def _freeze_tree(root: object) -> JsonValue:
     A frame is ``[items, is_object, built, key, depth below, size]``; a child container
     pushes a frame (saving the running depth and size into it), and a finished frame hands
     its frozen value to its parent. Scalars are checked inline: this walk is most of what
-    building a message costs.
+    building a message costs. The size is ``limits``' measure: the compact JSON text's
+    length with string characters unescaped and numbers at their widest (a member costs
+    its key, two quotes, a colon and a comma; an item its comma; a container its brackets).
     """
     frames: list[list[Any]] = [_frame(root)]
     limit = limits.MAX_JSON_SIZE
@@ -145,13 +183,13 @@ def _freeze_tree(root: object) -> JsonValue:
                     key = str(key)
                 if not key.isascii():
                     limits.scalar_text(key, "a JSON object key")
-                size += len(key) + 1
+                size += len(key) + 4
             else:
                 child = item
                 size += 1
             kind = type(child)
             if kind is str:
-                size += len(child)
+                size += len(child) + 2
                 if not child.isascii():
                     limits.scalar_text(child, "a JSON string")
             elif kind is int:
@@ -159,13 +197,14 @@ def _freeze_tree(root: object) -> JsonValue:
                     raise InvalidInput(
                         f"JSON integers lie within int64, got {limits.short_int(child)}"
                     )
+                size += _INT_WIDTH
             elif child is None or kind is bool:
-                pass
+                size += 5
             elif kind is JsonObject:  # frozen already: its depth and size are known
                 if len(frames) + child._depth > limits.MAX_DEPTH:
                     _too_deep()
                 below = max(below, child._depth)
-                size += child._size - 1
+                size += child._size
             else:
                 child = _CONTAINER if kind is dict or kind is list else _leaf(child)
                 if child is _CONTAINER:
@@ -174,6 +213,7 @@ def _freeze_tree(root: object) -> JsonValue:
                     frame[3:] = [key if is_object else None, below, size]
                     frames.append(_frame(item[1] if is_object else item))
                     break
+                size += _scalar_size(child)
             if size > limit:
                 _too_big()
             if is_object:
@@ -183,9 +223,8 @@ def _freeze_tree(root: object) -> JsonValue:
         else:
             frames.pop()
             below += 1
-            value: JsonValue = (
-                JsonObject._built(built, below, size + 1) if is_object else tuple(built)
-            )
+            size += 2  # the brackets
+            value: JsonValue = JsonObject._built(built, below, size) if is_object else tuple(built)
             if not frames:
                 return value
             parent = frames[-1]
@@ -202,7 +241,7 @@ def _freeze_tree(root: object) -> JsonValue:
 def _flat(data: dict[Any, Any]) -> JsonObject | None:
     """The common case fast: a dict of ASCII keys and strings, ints in range, None, bools.
     None when anything else is in it (``_freeze_tree`` then judges and freezes it all)."""
-    size = 1
+    size = 2
     for key, value in data.items():
         if type(key) is not str or not key.isascii():
             return None
@@ -210,13 +249,11 @@ def _flat(data: dict[Any, Any]) -> JsonObject | None:
         if kind is str:
             if not value.isascii():
                 return None
-            size += len(key) + len(value) + 1
-        elif (
-            (kind is int and -_INT_LIMIT - 1 <= value <= _INT_LIMIT)
-            or value is None
-            or kind is bool
-        ):
-            size += len(key) + 1
+            size += len(key) + len(value) + 6
+        elif kind is int and -_INT_LIMIT - 1 <= value <= _INT_LIMIT:
+            size += len(key) + 4 + _INT_WIDTH
+        elif value is None or kind is bool:
+            size += len(key) + 9
         else:
             return None
     return JsonObject._built(dict(data), 1, size) if size <= limits.MAX_JSON_SIZE else None
@@ -250,13 +287,42 @@ def freeze_json(value: object) -> JsonValue:
 def thaw_json(value: JsonValue) -> Any:
     """The plain ``dict``/``list`` form of a frozen JSON value (for encoders).
 
-    It recurses, but at most ``limits.MAX_DEPTH`` levels: a frozen value is never deeper.
+    It recurses, at most ``limits.MAX_DEPTH`` levels (a frozen value is never deeper); a
+    caller too deep in its own stack for that gets the same result from a loop.
     """
+    try:
+        return _thaw(value)
+    except RecursionError:
+        return _thaw_iteratively(value)
+
+
+def _thaw(value: JsonValue) -> Any:
     if isinstance(value, JsonObject):
-        return {key: thaw_json(item) for key, item in value.items()}
+        return {key: _thaw(item) for key, item in value.items()}
     if isinstance(value, tuple):
-        return [thaw_json(item) for item in value]
+        return [_thaw(item) for item in value]
     return value
+
+
+def _thaw_iteratively(root: JsonValue) -> Any:
+    """``_thaw`` with an explicit stack of (frozen container, its thawed copy)."""
+    if not isinstance(root, (JsonObject, tuple)):
+        return root
+    top: Any = {} if isinstance(root, JsonObject) else []
+    stack: list[tuple[JsonValue, Any]] = [(root, top)]
+    while stack:
+        frozen, thawed = stack.pop()
+        items = frozen.items() if isinstance(frozen, JsonObject) else enumerate(frozen)  # type: ignore[arg-type]
+        for key, item in items:
+            copy: Any = item
+            if isinstance(item, (JsonObject, tuple)):
+                copy = {} if isinstance(item, JsonObject) else []
+                stack.append((item, copy))  # filled later, in place
+            if isinstance(thawed, dict):
+                thawed[key] = copy
+            else:
+                thawed.append(copy)
+    return top
 
 
 # ---------------------------------------------------------------------- sources
@@ -424,14 +490,57 @@ def _metadata(value: object) -> JsonObject | None:
     return JsonObject(value)
 
 
+MESSAGE_RESERVE: Final = 128
+"""What a message's size counts besides its id, blocks, source and metadata: the keys of the
+message (``{"id", "role": "user", "content", "source", "metadata"}``) and of the entry it may
+sit in (``{"message", "contexts", "wakeup"}``), so that a list's size is the sum of its
+messages' (``limits.MAX_VALUE_SIZE``)."""
+
+_MAX_VALUE_SIZE: Final = limits.MAX_VALUE_SIZE
+_SOURCE_RESERVE: Final = 96  # the keys of the longest source (plugin), "round"'s 16 digits
+_SECTION_RESERVE: Final = 24  # {"name":"","text":""},
+
+
+def _source_size(source: Source) -> int:
+    """An upper bound of a source's compact JSON text length (``limits``' measure)."""
+    if isinstance(source, UserSource):
+        return _SOURCE_RESERVE
+    if isinstance(source, PluginSource):
+        size = _SOURCE_RESERVE + len(source.plugin)
+        if source.sections is not None:
+            for section in source.sections:
+                size += len(section.name) + len(section.text) + _SECTION_RESERVE
+        if source.summary is not None:
+            size += len(source.summary)
+        return size
+    if isinstance(source, GoalSource):
+        return _SOURCE_RESERVE + len(source.goal_id)
+    if isinstance(source, ToolSource):
+        return _SOURCE_RESERVE + len(source.call_id)
+    return _SOURCE_RESERVE + len(source.kind) + source.fields._size
+
+
+def _message_size(message: UserMessage) -> int:
+    size = MESSAGE_RESERVE + len(message.id) + _source_size(message.source)
+    for block in message.content:
+        size += block._size + 1
+    metadata = message.metadata
+    return size if metadata is None else size + metadata._size
+
+
 def _source(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, SOURCE_TYPES):
         raise InvalidInput(f"not a message source: {shown(value)}")
 
 
-def _role(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+def _role(inst: UserMessage, _attribute: attrs.Attribute[Any], value: object) -> None:
+    """The role, then (the last check: the parts are checked already) the whole message
+    within ``limits.MAX_VALUE_SIZE``."""
     if value != "user":
         raise InvalidInput(f"role is always 'user', got {shown(value)}")
+    size = _message_size(inst)
+    if size > _MAX_VALUE_SIZE:
+        limits.value_size(size, "a message")
 
 
 @attrs.frozen(cache_hash=True)
@@ -448,6 +557,13 @@ class UserMessage:
     metadata: JsonObject | None = attrs.field(default=None, converter=_metadata)
     role: Literal["user"] = attrs.field(default="user", kw_only=True, validator=_role)
 
+    @property
+    def size(self) -> int:
+        """The message's size in ``limits``' measure (at most ``limits.MAX_VALUE_SIZE``): an
+        upper bound of its JSON text's length, string characters unescaped, plus
+        ``MESSAGE_RESERVE``; a sum of the sizes its frozen JSON values know (no walk)."""
+        return _message_size(self)
+
 
 def create_user_message(
     content: str | Sequence[Mapping[str, object]],
@@ -461,6 +577,8 @@ def create_user_message(
 
 def is_human_prompt(message: UserMessage) -> bool:
     """Whether a human wrote it: exactly ``source.kind == "user"`` (R2)."""
+    if not isinstance(message, UserMessage):
+        raise InvalidInput(f"is_human_prompt takes a UserMessage, got {shown(message)}")
     return message.source.kind == "user"
 
 
@@ -483,12 +601,38 @@ def _message(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> 
         raise InvalidInput(f"message must be a UserMessage, got {type(value).__name__}")
 
 
+def messages_size(messages: Iterable[UserMessage]) -> int:
+    """The size of a list of messages (``limits``): the sum of theirs."""
+    size = 0
+    for message in messages:
+        size += message.size
+    return size
+
+
+def entries_size(entries: Iterable[Entry]) -> int:
+    """The size of a list of entries (``limits``): the sum of their messages' sizes."""
+    size = 0
+    for entry in entries:
+        size += entry.message.size
+        for context in entry.contexts:
+            size += context.size
+    return size
+
+
+def _entry_size(
+    inst: Any, _attribute: attrs.Attribute[Any], contexts: tuple[UserMessage, ...]
+) -> None:
+    """A message with contexts within ``limits.MAX_VALUE_SIZE`` (one alone is, already)."""
+    if contexts:
+        limits.value_size(inst.message.size + messages_size(contexts), "an entry's messages")
+
+
 @attrs.frozen
 class Entry:
     """One pending unit: a primary message, contexts admitted just before it, wakeup (R3)."""
 
     message: UserMessage = attrs.field(validator=_message)
-    contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages)
+    contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages, validator=_entry_size)
     wakeup: bool = attrs.field(validator=strict_bool)
 
     @property
@@ -522,7 +666,7 @@ class NextTurnInput:
     """Deliver into next-turn; each such entry opens its own turn (R11)."""
 
     message: UserMessage = attrs.field(validator=_message)
-    contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages)
+    contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages, validator=_entry_size)
     target: Literal["next-turn"] = attrs.field(validator=_literal("next-turn"))
     wakeup: bool = attrs.field(validator=strict_bool)
 
@@ -535,7 +679,7 @@ class SteerInput:
     """Deliver into next-step and make the model run (R11)."""
 
     message: UserMessage = attrs.field(validator=_message)
-    contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages)
+    contexts: tuple[UserMessage, ...] = attrs.field(converter=_messages, validator=_entry_size)
     target: Literal["next-step"] = attrs.field(validator=_literal("next-step"))
     wakeup: Literal[True] = attrs.field(validator=_literal(True))
 

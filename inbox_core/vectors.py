@@ -197,8 +197,8 @@ def json_diff(
     labels: tuple[str, str] = ("expected (vector)", "actual (reference)"),
 ) -> str:
     """A unified diff of two JSON values, pretty-printed with sorted keys."""
-    left = json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
-    right = json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False).splitlines()
+    left = json.dumps(expected, indent=2, sort_keys=True, ensure_ascii=False).split("\n")
+    right = json.dumps(actual, indent=2, sort_keys=True, ensure_ascii=False).split("\n")
     lines = difflib.unified_diff(left, right, *labels, lineterm="", n=3)
     return "\n".join(lines)
 

@@ -40,7 +40,7 @@ from typing import Any, Final, Generic, TypeVar, get_args
 
 import attrs
 
-from inbox_core.errors import DecodeError, shown
+from inbox_core.errors import DecodeError, InvalidInput, shown
 from inbox_core.values import thaw_json
 
 T = TypeVar("T")
@@ -556,7 +556,7 @@ class Tagged(Wire, Generic[T]):
             return encoder(value)
         if self.fallback is not None and isinstance(value, self.fallback.cls):
             return self.fallback.encode(value)
-        raise TypeError(f"not a {self.what}: {shown(value)}")
+        raise InvalidInput(f"not a {self.what}: {shown(value)}")
 
     def decode(self, data: object, what: str = "") -> T:
         what = what or self.what

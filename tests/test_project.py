@@ -28,6 +28,8 @@ PURE_CORE = [
     "wire",
     "codec",
     "protocol",
+    "limits",
+    "json_text",
 ]
 FORBIDDEN = {
     "asyncio",

@@ -71,7 +71,8 @@ from tools.generated import replace_between, sync_directory  # noqa: E402
 Json = Any
 OPAQUE_LIMITS = (
     f"limits: nested at most {limits.MAX_DEPTH} levels deep; integers within int64; "
-    f"size (one per value, plus string and key characters) at most {limits.MAX_JSON_SIZE}; "
+    f"size (its compact text's length, string characters unescaped, numbers at their widest)"
+    f" at most {limits.MAX_JSON_SIZE}; "
     "strings of Unicode scalar values only"
 )
 SCHEMA_DIR = ROOT / "specs" / "schema"
@@ -116,7 +117,8 @@ RULES: dict[str, dict[str, Json]] = {
 DESCRIPTIONS = {
     "message": "One identified user-role message (R1) with its tagged source (R2). Content "
     "blocks are opaque JSON objects. 'metadata' is absent when there is none; a reader also "
-    "accepts null (D12).",
+    f"accepts null (D12). Limits: the whole message's size at most {limits.MAX_VALUE_SIZE} "
+    "(maxValueSize, specs/formats.md).",
     "source": "Who produced the message, tagged by 'kind' (R2); a kind that is not built in is "
     "a host-defined extension whose fields are kept verbatim.",
     "userSource": "A human typed it: the only source for which is_human_prompt holds.",
@@ -125,7 +127,8 @@ DESCRIPTIONS = {
     "goalSource": "A goal driver's message: a continuation for round >= 1 (counted by "
     "goal_rounds, R28), goal context for round 0 (v2, R2).",
     "entry": "One pending unit (R3): the primary message, the contexts admitted just before it "
-    "(possibly none), and whether it wakes the model.",
+    "(possibly none), and whether it wakes the model. Limits: the sizes of its messages sum to "
+    f"at most {limits.MAX_VALUE_SIZE} (maxValueSize).",
     "event": "One event of the durable log, {type, data}: an inbox or turn event, or a host "
     "record 'host/<name>' with any JSON data (R30). A stored log record adds 'seq' (see "
     "log-record.schema.json). Context-free log rules are checked here too: removedCount is "
@@ -525,8 +528,17 @@ LIMIT_DOCS: Final = {
     " ±maxSafeInteger (2^53 - 1)",
     "maxJsonInteger": "integers inside opaque values lie within int64: [-maxJsonInteger - 1,"
     " maxJsonInteger]",
-    "maxJsonSize": "size of one opaque value (one per scalar, array and object, plus the"
-    " characters of its strings and keys); the length of any other string field",
+    "maxJsonSize": "size of one opaque value: the length of its compact JSON text counting"
+    " each string character once (unescaped), each number at its widest (20 for an integer,"
+    " 24 for a float) and a comma after every item; also the characters of any other string"
+    " field",
+    "maxValueSize": "size of one message (its blocks, metadata, id and source fields, plus"
+    " fixed reserves for the keys of the message, its source and its entry) and, summed, of"
+    " each list one command carries: an entry's messages, a splice's entries, an `Enter`'s"
+    " messages, a report's records (a record: its data, its type and a reserve)",
+    "maxDocumentSize": "UTF-8 bytes of the JSON text of a caller command (a post) and of any"
+    " durable event a command writes: 6 bytes per unit of size (an escape like `\\u001f` is"
+    " 6 for 1) times maxValueSize, plus 65536 for the envelope; below every store's row limit",
     "maxIdLength": "characters of a message id, goal id, tool call id, plugin name, extension"
     " kind or host record type",
     "maxAgentIdLength": "characters of an agent id (every store; no NUL)",

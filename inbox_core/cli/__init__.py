@@ -22,7 +22,16 @@ from typing import Any, Final, Protocol, cast
 from inbox_core.cli.conform import run_conform
 from inbox_core.cli.demo import run_demo
 from inbox_core.cli.posting import INTENTS, parse_expect, run_post, run_watch
-from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, out
+from inbox_core.cli.render import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    clip,
+    err,
+    lines,
+    out,
+    printable,
+)
 from inbox_core.cli.replay import run_replay
 from inbox_core.cli.serving import run_serve
 from inbox_core.vectors import run_vector_file, vector_files
@@ -58,11 +67,12 @@ def _cmd_vectors(args: argparse.Namespace) -> int:
         result = run_vector_file(file)
         if result.passed:
             if not args.quiet:
-                out(f"PASS  {result.name}")
+                out(f"PASS  {printable(result.name)}")
             continue
         failed += 1
-        out(f"FAIL  {result.name} ({file.name}): {result.problem}")
-        for line in result.detail.splitlines():
+        name, where = printable(result.name), printable(file.name)
+        out(clip(f"FAIL  {name} ({where}): {printable(result.problem)}"))
+        for line in lines(result.detail):
             out(f"      {line}")
     passed = len(files) - failed
     out(f"{len(files)} vectors: {passed} passed, {failed} failed")

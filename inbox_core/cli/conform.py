@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, err, out
+from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, clip, err, lines, out, printable
 from inbox_core.port.client import PortFailure, PortProcess
 from inbox_core.port.conformance import run_vector, vector_of
 from inbox_core.vectors import VectorFormatError, dump_vector, read_vector, vector_files
@@ -51,9 +51,11 @@ def _run_vectors(port: PortProcess, path: Path, report: _Report) -> int:
             passed += 1
         else:
             described = outcome.divergence.describe() if outcome.divergence else outcome.problem
+            described = "\n".join(lines(described))  # each line clipped
             failed.append({"vector": outcome.name, "file": str(file), "divergence": described})
-            report.say(f"FAIL  vector {outcome.name} ({file.name})")
-            for line in described.splitlines():
+            name, where = printable(outcome.name), printable(file.name)
+            report.say(clip(f"FAIL  vector {name} ({where})"))
+            for line in described.split("\n"):
                 report.say(f"      {line}")
     report.summary["vectors"] = {"passed": passed, "skipped": skipped, "failed": failed}
     report.say(
@@ -81,8 +83,8 @@ def run_conform(args: argparse.Namespace, vectors: Path) -> int:
     try:
         with PortProcess(args.port, timeout=args.timeout) as port:
             parts = port.handshake()
-            report.summary["port"] = {"name": port.name, "parts": list(parts)}
-            report.say(f"conform: port {port.name!r}, parts {', '.join(parts)}")
+            report.summary["port"] = {"name": clip(port.name), "parts": list(parts)}
+            report.say(clip(f"conform: port {port.name!r}, parts {', '.join(parts)}"))
             status = _phases(port, args, vectors, report)
     except PortFailure as error:
         report.summary["protocolError"] = str(error)
@@ -127,11 +129,12 @@ def _phases(port: PortProcess, args: argparse.Namespace, vectors: Path, report: 
     if result.divergence is None or result.steps is None:
         report.say(f"conform: the port agrees with the reference ({elapsed:.1f} s)")
         return EXIT_OK
-    described = result.divergence.describe(result.steps)
+    described = "\n".join(lines(result.divergence.describe(result.steps)))
     report.say(f"FAIL  a run of {len(result.steps)} steps (shrunk after {result.runs} runs):")
     for index, step in enumerate(result.steps):
         report.say(f"  {index}: {json.dumps(step, sort_keys=True)}")
-    report.say(described)
+    for line in described.split("\n"):
+        report.say(line)
     path = _save(result.steps, Path(args.save), args.seed)
     report.summary |= {"steps": result.steps, "divergence": described, "vector": str(path)}
     report.say(f"the run as a vector: {path}")

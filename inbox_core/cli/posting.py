@@ -11,11 +11,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 from pathlib import Path
 from typing import Any, Final
 
-from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, format_durable, out
+from inbox_core import limits
+from inbox_core.cli.render import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    err,
+    format_durable,
+    out,
+    printable,
+)
 from inbox_core.codec import event_to_json
 from inbox_core.commands import (
     Cancel,
@@ -92,7 +100,7 @@ def run_post(args: argparse.Namespace) -> int:
     if error_name is None:
         out("applied")
         return EXIT_OK
-    out(f"rejected: {error_name}: {outcome.message}")
+    out(f"rejected: {printable(error_name)}: {printable(outcome.message)}")
     return EXIT_FAILURE
 
 
@@ -115,8 +123,7 @@ async def _watch(store: Any, args: argparse.Namespace) -> int:
 
 def _print(seq: int, event: Any, as_json: bool) -> None:
     if as_json:
-        document = {"seq": seq, **event_to_json(event)}
-        out(json.dumps(document, ensure_ascii=False, separators=(",", ":")))
+        out(limits.dump_json({"seq": seq, **event_to_json(event)}))  # a JSON Lines line
     else:
         out(format_durable(seq, event))
 

@@ -23,6 +23,7 @@ from inbox_core.cli.render import (
     err,
     format_durable,
     out,
+    printable,
 )
 from inbox_core.codec import projection_to_json
 from inbox_core.errors import InboxCoreError, InvalidInput, ReplayError
@@ -228,18 +229,18 @@ def _print_transcript(events: Sequence[DurableEvent]) -> None:
         if isinstance(block, RecordsTranscript):
             out("  between turns:")
             for record in block.records:
-                out(f"    {record.type:<22} {describe_event(record)}")
+                out(f"    {printable(record.type):<22} {describe_event(record)}")
             continue
         reason = "open" if block.reason is None else describe_reason(block.reason)
         out(f"  turn {block.turn} ({reason})")
         for item in block.items:
             if isinstance(item, HostRecord):
-                out(f"    {item.type:<22} {describe_event(item)}")
+                out(f"    {printable(item.type):<22} {describe_event(item)}")
                 continue
             out(f"    step {item.step}")
             for entry in item.items:
                 if isinstance(entry, HostRecord):
-                    out(f"      {entry.type:<20} {describe_event(entry)}")
+                    out(f"      {printable(entry.type):<20} {describe_event(entry)}")
                 else:
                     out(f"      user/message         {describe_message(entry)}")
 
@@ -273,7 +274,7 @@ def _print_projection(path: Path, kind: str, events: list[DurableEvent], state: 
         for index, entry in enumerate(entries):
             out(f"  [{index}] {describe_entry(entry)}")
     rounds = goal_rounds(events)
-    shown = ", ".join(f"{goal}={count}" for goal, count in sorted(rounds.items()))
+    shown = ", ".join(f"{printable(goal)}={count}" for goal, count in sorted(rounds.items()))
     out(f"goal rounds: {shown or 'none'}")
     counts = fate_counts(events)
     total = sum(counts.values())

@@ -7,6 +7,5 @@ import sys
 from inbox_core.port.server import ReferencePort, serve
 
 if __name__ == "__main__":
-    sys.stdin.reconfigure(encoding="utf-8", newline="\n")  # type: ignore[union-attr]
     sys.stdout.reconfigure(encoding="utf-8", newline="\n")  # type: ignore[union-attr]
-    sys.exit(serve(ReferencePort(), sys.stdin, sys.stdout))
+    sys.exit(serve(ReferencePort(), sys.stdin.buffer, sys.stdout))  # bytes: see serve

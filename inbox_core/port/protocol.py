@@ -16,6 +16,7 @@ means is specs/ports.md's to say.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any, Final
 
@@ -135,8 +136,17 @@ def _keys(document: Mapping[str, Any], required: set[str], allowed: set[str], wh
 
 
 def encode(document: Mapping[str, Any]) -> str:
-    """One message as its line (``"\\n"`` included); the JSON Lines escapes of formats §1."""
-    return limits.dump_json(document) + "\n"
+    """One message as its line (``"\\n"`` included); the JSON Lines escapes of formats §1.
+
+    Valid UTF-8 whatever ``document`` holds: a lone surrogate (echoed from a request that
+    escaped one) makes the whole line ASCII, with JSON escapes."""
+    text = limits.dump_json(document)
+    if not text.isascii():
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            text = json.dumps(document, allow_nan=False, separators=(",", ":"))
+    return text + "\n"
 
 
 def decode(line: str) -> Any:

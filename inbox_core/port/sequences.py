@@ -16,7 +16,9 @@ stores examples between runs: a search is a pure function of port and seed.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+import importlib
+from collections.abc import Callable, Iterator
 from typing import Any, Final
 
 import attrs
@@ -171,6 +173,28 @@ def draw_run(data: st.DataObject, parts: tuple[str, ...], max_steps: int) -> lis
     return steps
 
 
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    """Hypothesis (6.131 and later) mixes literals of the "local" modules it finds imported
+    (anything outside site-packages and the stdlib: inbox_core itself when installed
+    editable) into what it draws. Runs would then depend on how inbox_core is installed and
+    on its own source text, not on the seed alone; they are drawn without them."""
+    try:
+        providers: Any = importlib.import_module("hypothesis.internal.conjecture.providers")
+        original = providers._get_local_constants
+        empty = type(providers._local_constants)()
+    except (ImportError, AttributeError):  # another Hypothesis: nothing to switch off
+        yield
+        return
+    providers._get_local_constants = lambda: empty
+    providers.CONSTANTS_CACHE.cache.clear()
+    try:
+        yield
+    finally:
+        providers._get_local_constants = original
+        providers.CONSTANTS_CACHE.cache.clear()
+
+
 def search(
     port: PortProcess,
     *,
@@ -210,10 +234,39 @@ def search(
             raise _Diverged(divergence.describe(steps))
 
     try:
-        play()
+        with _no_local_constants():
+            play()
     except _PortBroke:
         raise broke[-1] from None
     except _Diverged:
-        steps, divergence = failing[-1]
+        steps, divergence = minimize(port, *failing[-1])
         return SearchResult(runs, steps, divergence)
     return SearchResult(runs)
+
+
+def minimize(
+    port: PortProcess, steps: list[Json], divergence: Divergence
+) -> tuple[list[Json], Divergence]:
+    """Shorten a diverging run after Hypothesis shrank it, deterministically: cut it after
+    the diverging step, then drop one step at a time (the last first) while the run still
+    diverges, until no single step can go. How far Hypothesis shrinks a run whose steps
+    depend on each other varies with its version; this leaves a run in which every step
+    is needed (a step whose removal breaks the port's protocol is kept)."""
+    if divergence.step is not None:
+        steps = steps[: divergence.step + 1]
+    shortened = True
+    while shortened:
+        shortened = False
+        for index in reversed(range(len(steps))):
+            candidate = steps[:index] + steps[index + 1 :]
+            if not candidate:
+                continue
+            try:
+                found = compare_run(port, candidate)
+            except PortFailure:
+                continue
+            if found is not None:
+                cut = len(candidate) if found.step is None else found.step + 1
+                steps, divergence, shortened = candidate[:cut], found, True
+                break
+    return steps, divergence

@@ -9,7 +9,7 @@ vectors use (``vectors.apply_step``, ``codec.projection_to_json``,
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, TextIO
+from typing import IO, Any, TextIO
 
 from inbox_core.codec import folds_to_json, projection_to_json
 from inbox_core.errors import InboxCoreError
@@ -86,15 +86,26 @@ def reference_folds(events: Sequence[DurableEvent]) -> Document:
     return folds_to_json(events) | {"goalRounds": dict(sorted(goal_rounds(events).items()))}
 
 
-def serve(port: ReferencePort, stdin: TextIO, stdout: TextIO) -> int:
-    """Answer requests line by line until ``bye`` or the end of input; returns 0."""
-    for line in stdin:
-        if not line.strip():
-            continue
+def serve(port: ReferencePort, stdin: IO[bytes] | IO[str], stdout: TextIO) -> int:
+    """Answer requests line by line until ``bye`` or the end of input; returns 0.
+
+    ``stdin`` is best binary (``sys.stdin.buffer``): lines end at ``"\n"`` only, and a line
+    that is not UTF-8 gets a ``ProtocolError`` answer like any malformed line, and the
+    requests after it are served.
+    """
+    for raw in stdin:
         try:
+            line = raw.decode("utf-8") if isinstance(raw, bytes) else raw
+            if not line.strip():
+                continue
             document = decode(line)
-        except ProtocolError as error:
-            stdout.write(encode(failure(error)))
+        except (UnicodeDecodeError, ProtocolError) as error:
+            problem = (
+                error
+                if isinstance(error, ProtocolError)
+                else ProtocolError(f"not a UTF-8 line: {error}")
+            )
+            stdout.write(encode(failure(problem)))
             stdout.flush()
             continue
         if isinstance(document, dict) and document.get("op") == "bye":

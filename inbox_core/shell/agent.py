@@ -510,10 +510,6 @@ class LoopAgent(Committing):
         if self._server is not None:
             self._server.stop()  # posts wait for the next owner (R35)
 
-    def _start_server_task(self) -> None:
-        if self._server is not None:
-            self._server.ensure_task()
-
     def _maybe_release(self) -> None:
         """Release the log once detached, no hook runs and no write is on its way (R29)."""
         if (

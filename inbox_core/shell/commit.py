@@ -34,7 +34,7 @@ from inbox_core.shell.driver import AgentDetached, DriverStopped, Driving
 from inbox_core.shell.host import AbortSignal, wake
 from inbox_core.shell.logs import EventLog
 from inbox_core.shell.posts import Consumed
-from inbox_core.shell.writers import Part, Writer
+from inbox_core.shell.writers import INLINE, Part, Writer, write_alone
 from inbox_core.state import AgentState, Transition
 from inbox_core.values import ParentCause
 
@@ -91,7 +91,8 @@ class Committing(Driving):
         raise NotImplementedError
 
     def _apply(self, command: Command) -> Transition:
-        self._check_usable()
+        if self._detached or self._lost:
+            self._check_usable()
         transition = reduce(self._head, command)  # a typed error: nothing changed
         self._record((transition,))
         return transition
@@ -108,16 +109,36 @@ class Committing(Driving):
         ``work``: whether the agent needs an owner, R37); adopt what is durable, in order.
         Returns the write's number (``_until_settled``). A write the writer refuses at once
         (the inline writer's failure) raises with nothing changed."""
-        self._check_usable()
-        previous = self._head
+        if self._detached or self._lost:
+            self._check_usable()
         if len(transitions) == 1:
-            head, events = transitions[0].state, transitions[0].durable
+            transition = transitions[0]
+            head, events = transition.state, transition.durable
         elif transitions:
             head = transitions[-1].state
             events = tuple(event for t in transitions for event in t.durable)
         else:
-            head, events = previous, ()
+            head, events = self._head, ()
         number = self._issued + 1
+        if self._writer is INLINE and not self._unsettled:
+            # the inline writer's path: the same steps, with none of the bookkeeping a
+            # write on its way needs (B5 would pay it for every command)
+            if consumed:
+                self._log.append(events, consumed=consumed)  # type: ignore[call-arg]
+            elif events:
+                self._log.append(events)
+            elif work is not None:
+                write_alone(Part(self._log, events, consumed, work))
+            self._head = head
+            self._issued = self._settled = number
+            for transition in transitions:
+                self._commit(transition)
+            if self._waiters and head.status == "idle":
+                self._wake_waiters()  # what an inline waiter can wait for: an idle
+            self._ensure_driver()
+            self._deliver()
+            return number
+        previous = self._head
         entry = _Unsettled(transitions, number)
         self._head = head
         self._unsettled.append(entry)
@@ -165,7 +186,8 @@ class Committing(Driving):
             self._settled = entry.number
             adopted = True
         if adopted:
-            self._wake_waiters()  # idle, durable, released: each waiter checks its own
+            if self._waiters:
+                self._wake_waiters()  # idle, durable, released: each waiter checks its own
             if self._detached:
                 self._maybe_release()
         self._ensure_driver()

@@ -14,7 +14,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Final, TypeVar
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from inbox_core.commands import Completed, Failed, Reject, Report
 from inbox_core.errors import InboxCoreError
@@ -23,6 +23,9 @@ from inbox_core.reducer import reduce
 from inbox_core.shell.host import AbortSignal, Host, Recorded, describe_failure, unwrap
 from inbox_core.shell.posts import Consumed
 from inbox_core.state import AgentState, Awaiting, AwaitPreStep, AwaitStep, Transition
+
+if TYPE_CHECKING:
+    from inbox_core.shell.serving import PostServer
 
 __all__ = ["AgentDetached", "DriverStopped", "Driving"]
 
@@ -76,6 +79,8 @@ class Driving:
     _driver: asyncio.Task[None] | None
     _failure: BaseException | None
     _detached: bool
+    _settled: int
+    _server: PostServer | None
 
     # the commit path's and the lifecycle's (``Committing``, ``LoopAgent``)
 
@@ -97,9 +102,6 @@ class Driving:
     def _maybe_release(self) -> None:
         raise NotImplementedError
 
-    def _start_server_task(self) -> None:
-        raise NotImplementedError
-
     def _report_error(self, message: str, error: BaseException, **context: Any) -> None:
         raise NotImplementedError
 
@@ -116,7 +118,8 @@ class Driving:
     def _ensure_driver(self) -> None:
         """Start the driver if the durable state has a turn open and none runs (exactly one
         driver task)."""
-        self._start_server_task()  # the posts' server needs a running loop too
+        if self._server is not None:
+            self._server.ensure_task()  # the posts' server needs a running loop too
         if (
             self._live_driver() is not None
             or self._failure is not None
@@ -138,7 +141,7 @@ class Driving:
                 if signal is None or signal.turn != awaiting.turn:  # pragma: no cover - invariant
                     raise RuntimeError(f"no abort signal for turn {awaiting.turn}")
                 number = await self._answer(awaiting, signal)
-                if number is not None:
+                if number is not None and self._settled < number:
                     await self._until_settled(number)  # the host sees durable facts only
         except AgentDetached:
             if not self._detached:  # pragma: no cover - raised only once detached

@@ -40,7 +40,8 @@ class EchoHost:
         self.calls.append(("run_step", turn, step))
         if self.delay > 0 and not signal.aborted:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(signal.wait(), self.delay)
+                async with asyncio.timeout(self.delay):  # not wait_for (see wakes.Chime)
+                    await signal.wait()
         else:
             await asyncio.sleep(0)
         return Completed()

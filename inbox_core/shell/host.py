@@ -9,8 +9,9 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import attrs
 
+from inbox_core import limits
 from inbox_core.commands import Decision, StepOutcome
-from inbox_core.errors import InvalidInput
+from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent, HostRecord
 from inbox_core.values import Cause, UserMessage
 
@@ -20,10 +21,17 @@ T = TypeVar("T")
 
 
 def _records(value: Iterable[HostRecord]) -> tuple[HostRecord, ...]:
-    records = tuple(value)
+    if isinstance(value, (str, bytes, bytearray, Mapping, HostRecord)):
+        raise InvalidInput(f"records are an iterable of HostRecord, got {shown(value)}")
+    try:
+        records = tuple(value)
+    except TypeError:
+        raise InvalidInput(f"records are an iterable of HostRecord, got {shown(value)}") from None
     for record in records:
         if not isinstance(record, HostRecord):
-            raise InvalidInput(f"a record must be a HostRecord ('host/<name>'), got {record!r}")
+            raise InvalidInput(
+                f"a record must be a HostRecord ('host/<name>'), got {shown(record)}"
+            )
     return records
 
 
@@ -92,18 +100,22 @@ def job_answer(result: object) -> tuple[Any, tuple[HostRecord, ...]]:
 
 
 def _render(text: Callable[[], object]) -> str | None:
-    """``text()`` if it returns a str; None if it raises or returns anything else."""
+    """``text()`` as a plain str that every store can hold (``limits.storable_text``: lone
+    surrogates escaped, cut to ``limits.MAX_JSON_SIZE``); None if it raises or returns
+    anything but a str."""
     try:
         value = text()
+        return limits.storable_text(value) if isinstance(value, str) else None
     except Exception:
         return None
-    return value if isinstance(value, str) else None
 
 
 def describe_failure(error: BaseException) -> tuple[str, str]:
     """The ``(message, code)`` a host failure is reported with: the class name as code,
     ``str(error)`` as message (the code when empty; the ``repr`` when ``str`` itself
-    fails). Never raises, whatever the exception does in ``__str__``/``__repr__`` (R33)."""
+    fails). Never raises, whatever the exception does in ``__str__``/``__repr__``, and both
+    are valid text whatever they hold (a lone surrogate, 100 MB): R33, nothing a hook
+    raises stops the driver."""
     code = _render(lambda: type(error).__name__) or "Exception"
     message = _render(lambda: str(error))
     if message is None:

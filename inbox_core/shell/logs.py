@@ -28,8 +28,15 @@ from typing import Any, Protocol
 
 from inbox_core import limits
 from inbox_core.codec import event_from_json, event_to_json
-from inbox_core.errors import InboxCoreError, LogFenced, LogOwned, ReplayError
-from inbox_core.events import DurableEvent
+from inbox_core.errors import (
+    InboxCoreError,
+    InvalidInput,
+    LogFenced,
+    LogOwned,
+    ReplayError,
+    shown,
+)
+from inbox_core.events import DURABLE_TYPES, DurableEvent, checked_events
 
 __all__ = [
     "CorruptLog",
@@ -107,13 +114,16 @@ def fenced(log: str, agent_id: str, why: str) -> LogFenced:
 # ---------------------------------------------------------------------- memory
 
 
+_DURABLE_CLASSES: frozenset[type] = frozenset(DURABLE_TYPES)
+
+
 class _MemoryStore:
     """What the ``MemoryLog`` handles of one log share: its events and its owner's token."""
 
     __slots__ = ("events", "owner")
 
     def __init__(self, events: Iterable[DurableEvent]) -> None:
-        self.events: list[DurableEvent] = list(events)
+        self.events: list[DurableEvent] = list(checked_events(events, "MemoryLog"))
         self.owner: object | None = None
 
 
@@ -170,6 +180,13 @@ class MemoryLog:
         if not self.owned:
             why = "never acquired, or released" if self._token is None else "taken over"
             raise fenced("MemoryLog", "-", why)
+        if type(events) is not tuple and type(events) is not list:
+            events = list(checked_events(events, "MemoryLog.append"))  # all or none
+        else:
+            for event in events:
+                if type(event) not in _DURABLE_CLASSES:  # the hot path: one set lookup each
+                    events = list(checked_events(events, "MemoryLog.append"))
+                    break
         store = self._store
         if len(store.events) != self._next:  # pragma: no cover - only a bypassing writer
             self.release()
@@ -230,29 +247,54 @@ def iter_rows(rows: Iterable[tuple[object, object]]) -> Iterator[DurableEvent]:
 
 
 def to_json_lines(events: Iterable[DurableEvent], *, start: int = 0) -> str:
-    """The JSON Lines form: one ``{"seq","type","data"}`` per line, seq from ``start``."""
+    """The JSON Lines form: one ``{"seq","type","data"}`` per line, seq from ``start``.
+
+    ``InvalidInput`` for anything but an iterable of durable events, or a ``start`` that is
+    not a seq (an int from 0).
+    """
+    if type(start) is not int or not 0 <= start <= limits.MAX_SAFE_INTEGER:
+        raise InvalidInput(f"start is a seq (an int from 0), got {shown(start)}")
     lines = []
-    for seq, event in enumerate(events, start):
+    for seq, event in enumerate(checked_events(events, "to_json_lines"), start):
         lines.append(_dumps({"seq": seq, **event_to_json(event)}) + "\n")
     return "".join(lines)
 
 
-def from_json_lines(text: str) -> list[DurableEvent]:
+def from_json_lines(text: str | bytes) -> list[DurableEvent]:
     """Decode the JSON Lines form; ``seq`` must count 0, 1, 2, ... (``CorruptLog`` otherwise).
 
     Blank lines are ignored. A document without ``seq`` is accepted at its
-    position (the plain ``{"type","data"}`` form).
+    position (the plain ``{"type","data"}`` form). ``text`` is a str, or the bytes of a
+    UTF-8 file (a line that is not UTF-8 is ``CorruptLog`` naming it); anything else is
+    ``InvalidInput``.
     """
     return list(iter_json_lines(text))
 
 
-def iter_json_lines(text: str) -> Iterator[DurableEvent]:
+def _lines(text: str | bytes) -> Iterator[str | None]:
+    """The lines of ``text``, split on ``"\n"`` only (see ``limits.LINE_BREAKS``); a bytes
+    line that is not UTF-8 is None."""
+    if isinstance(text, str):
+        yield from text.split("\n")
+        return
+    for raw in text.split(b"\n"):
+        try:
+            yield raw.decode("utf-8")
+        except UnicodeDecodeError:
+            yield None
+
+
+def iter_json_lines(text: str | bytes) -> Iterator[DurableEvent]:
     """``from_json_lines`` one event at a time: a reader keeps the good prefix.
 
     The first bad line raises ``CorruptLog`` naming its seq and its line number.
     """
+    if not isinstance(text, (str, bytes, bytearray)):
+        raise InvalidInput(f"JSON Lines are a str (or UTF-8 bytes), got {shown(text)}")
     seq = 0
-    for number, line in enumerate(text.split("\n"), 1):  # "\n" only: see limits.LINE_BREAKS
+    for number, line in enumerate(_lines(text), 1):
+        if line is None:
+            raise CorruptLog(seq, f"line {number} is not UTF-8")
         if not line.strip():
             continue
         try:

@@ -148,8 +148,9 @@ def take_lock(db_path: str, agent_id: str, token: object) -> OwnerFile:
 
 
 def held_elsewhere(db_path: str, agent_ids: list[str]) -> set[str]:
-    """Of ``agent_ids``, those another process owns now (a lock test: nothing is taken). A
-    worker's placement asks this first, so it tries only agents nobody holds (R37)."""
+    """Of ``agent_ids``, those owned now by another process or by another object of this one
+    (a lock test: nothing is taken). A worker's placement asks this first, so it tries only
+    agents nobody holds (R37)."""
     lock_path = os.path.realpath(db_path) + "-owners"
     with _OWNER_LOCK:
         owner_file = _OWNER_FILES.get(lock_path)
@@ -159,8 +160,8 @@ def held_elsewhere(db_path: str, agent_ids: list[str]) -> set[str]:
             except OSError:
                 return set()  # acquire will say what is wrong
             _OWNER_FILES[lock_path] = owner_file
-        fd = owner_file.fd
-        return {agent for agent in agent_ids if _held(fd, _lock_offset(agent))}
+        fd, mine = owner_file.fd, owner_file.owners
+        return {agent for agent in agent_ids if agent in mine or _held(fd, _lock_offset(agent))}
 
 
 def drop_lock(owner_file: OwnerFile, agent_id: str, token: object) -> None:

@@ -142,9 +142,9 @@ def decode_post(text: object) -> Command:
     """
     if not isinstance(text, str):
         raise DecodeError(f"the post's command is not text but {type(text).__name__}")
-    if len(text) > limits.MAX_JSON_SIZE:
+    if len(text) > limits.MAX_DOCUMENT_SIZE:  # characters <= UTF-8 bytes, which it bounds
         raise DecodeError(
-            f"the post's command is {len(text)} characters long, over {limits.MAX_JSON_SIZE}"
+            f"the post's command is {len(text)} characters long, over {limits.MAX_DOCUMENT_SIZE}"
         )
     try:
         document = limits.parse_json(text)

@@ -171,7 +171,8 @@ class _Store:
                         f"pending after {limit:g} s"
                     )
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(wake.wait(), left)
+                    async with asyncio.timeout(left):  # not wait_for (see wakes.Chime)
+                        await wake.wait()
         finally:
             wake.close()
 

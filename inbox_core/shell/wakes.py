@@ -81,7 +81,10 @@ class Chime:
     async def wait(self, timeout: float) -> bool:
         """True when rung (since the last wait), False after ``timeout`` seconds."""
         try:
-            await asyncio.wait_for(self._event.wait(), timeout)
+            # not wait_for: on 3.11 it can swallow a cancel that races the event (gh-86296),
+            # and a waiter in a loop then never ends (asyncio.run's teardown hangs on it)
+            async with asyncio.timeout(timeout):
+                await self._event.wait()
         except TimeoutError:
             return False
         self._event.clear()

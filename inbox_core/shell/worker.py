@@ -58,8 +58,12 @@ OPENING_AT_ONCE: Final = 8
 """How many agents a worker opens concurrently (each in a worker thread)."""
 JITTER_SECONDS: Final = 0.05
 """The most a worker waits after a post's wake before it looks for candidates."""
+FIRST_BACKOFF_SECONDS: Final = 0.5
 BACKOFF_SECONDS: Final = 30.0
-"""How long an agent that could not be opened (not a lost race) is left alone."""
+"""An agent that could not be opened (not a lost race), or whose writes failed, is left
+alone for ``FIRST_BACKOFF_SECONDS``, twice as long after each further failure in a row, at
+most ``BACKOFF_SECONDS``: a short outage costs a short wait, a broken log or host little
+work. The count starts again once the agent was served until it went idle."""
 
 
 @attrs.frozen
@@ -156,7 +160,8 @@ class Worker:
         self._name = name or f"{socket.gethostname()}:{os.getpid()}"
         self._agents: dict[str, _Served] = {}
         self._opening: set[str] = set()
-        self._backoff: dict[str, float] = {}
+        self._backoff: dict[str, float] = {}  # agent -> when it may be tried again
+        self._strikes: dict[str, int] = {}  # agent -> failures in a row
         self._closing: set[asyncio.Task[None]] = set()
         self._writer: ThreadWriter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -318,26 +323,32 @@ class Worker:
             return
         except Exception as error:
             self._counts["failed"] += 1
-            assert self._loop is not None
-            self._backoff[agent_id] = self._loop.time() + BACKOFF_SECONDS
+            wait = self._strike(agent_id)
             logger.warning(
                 "%s: agent %r could not be opened (%s: %s); left alone for %g s",
                 self._name,
                 agent_id,
                 type(error).__name__,
                 error,
-                BACKOFF_SECONDS,
+                wait,
             )
             await self._close(log)
             return
         finally:
             self._opening.discard(agent_id)
         self._agents[agent_id] = _Served(agent, opened)
-        self._backoff.pop(agent_id, None)
         self._counts["opened"] += 1
         if agent.resumed:
             self._counts["takeovers"] += 1
             logger.info("%s: took over agent %r", self._name, agent_id)
+
+    def _strike(self, agent_id: str) -> float:
+        """One more failure in a row for ``agent_id``: how long it is now left alone."""
+        strikes = self._strikes[agent_id] = self._strikes.get(agent_id, 0) + 1
+        wait: float = min(BACKOFF_SECONDS, FIRST_BACKOFF_SECONDS * 2.0 ** min(strikes - 1, 30))
+        assert self._loop is not None
+        self._backoff[agent_id] = self._loop.time() + wait
+        return wait
 
     # ----------------------------------------------------------- letting go
 
@@ -349,11 +360,12 @@ class Worker:
             if error is not None:
                 self._counts["failed"] += 1
                 logger.warning(
-                    "%s: agent %r stopped (%s: %s); let go",
+                    "%s: agent %r stopped (%s: %s); let go, left alone for %g s",
                     self._name,
                     agent_id,
                     type(error).__name__,
                     error,
+                    self._strike(agent_id),
                 )
                 self._let_go(agent_id)
 
@@ -382,6 +394,8 @@ class Worker:
                 served.idle_since = now
             elif now - served.idle_since >= self._idle_seconds:
                 self._counts["detached"] += 1
+                self._strikes.pop(agent_id, None)  # it was served until idle: a clean slate
+                self._backoff.pop(agent_id, None)
                 self._let_go(agent_id)
 
     def _let_go(self, agent_id: str) -> None:

@@ -6,8 +6,8 @@ Two families, for users fuzzing their own hosts and ports as much as for this su
   JSON leaves raw (U+2028, U+2029, U+0085), NUL, astral characters; integers at the
   int64 bounds; nesting exactly ``MAX_DEPTH`` deep. Whatever they build must
   round-trip through every codec and every store.
-- *hostile* values break one limit each (too deep, an integer past int64 or past
-  Python's 4,300-digit ``str`` limit, a lone surrogate in a string or a key, a
+- *hostile* values break one limit each (too deep, too big, an integer past int64 or
+  past Python's 4,300-digit ``str`` limit, a lone surrogate in a string or a key, a
   non-finite float, a key that is not a str, an object that is not JSON), placed
   somewhere inside an otherwise storable value; ``hostile_documents`` are JSON
   texts a reader may find in a damaged or forged log. A constructor must refuse the
@@ -17,6 +17,7 @@ Two families, for users fuzzing their own hosts and ports as much as for this su
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Final
 
@@ -85,8 +86,34 @@ def huge_integers() -> st.SearchStrategy[int]:
     return st.sampled_from(range(len(HUGE_INTEGERS))).map(HUGE_INTEGERS.__getitem__)
 
 
+@functools.cache
+def big_text(length: int) -> str:
+    """One ASCII string of ``length`` characters, built once (a storable string field at
+    ``limits.MAX_JSON_SIZE``, or a part of a value too big only as a whole)."""
+    return "x" * length
+
+
+def _too_big() -> Any:
+    """Two strings that each fit ``MAX_JSON_SIZE`` and together do not (one value)."""
+    half = big_text(limits.MAX_JSON_SIZE // 2)
+    return [half, half]
+
+
+def oversized_blocks() -> st.SearchStrategy[Hostile]:
+    """Content blocks each within ``MAX_JSON_SIZE`` whose message is past ``MAX_VALUE_SIZE``
+    (``.value``: a list of blocks): what no single walk of one value can see."""
+    block = {"type": "text", "text": big_text(limits.MAX_JSON_SIZE - 64)}
+    count = limits.MAX_VALUE_SIZE // limits.MAX_JSON_SIZE + 1
+    return st.builds(
+        lambda extra, small: Hostile([block] * (count + extra) + small),
+        st.integers(0, 3),
+        st.lists(st.fixed_dictionaries({"type": storable_strings(max_size=4)}), max_size=2),
+    )
+
+
 def _hostile_leaves() -> st.SearchStrategy[Any]:
     return st.one_of(
+        st.builds(_too_big),
         huge_integers(),
         st.sampled_from(LONE_SURROGATES),
         st.sampled_from(LONE_SURROGATES).map(lambda s: {s: 1}),  # a lone surrogate as a key

@@ -713,7 +713,7 @@ def test_formats_tables_refuse_a_member_with_fields_but_no_row():
     twice = Variant(ParentCause, (), "user")
     with pytest.raises(TypeError, match="duplicate tags"):
         Tagged("cause", "cause", "kind", UserCause | ParentCause, {ParentCause: twice})
-    with pytest.raises(TypeError, match="not a command"):
+    with pytest.raises(InvalidInput, match="not a command"):  # typed (issue 17, G9)
         command_to_json(UserCause())  # type: ignore[arg-type]
 
 

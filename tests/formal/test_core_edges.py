@@ -47,9 +47,10 @@ WOKEN: list[DurableEvent] = [
 
 
 def test_encoders_reject_what_is_not_an_event() -> None:
-    with pytest.raises(TypeError):
+    """R26, issue 17 (G9): a typed error, not TypeError."""
+    with pytest.raises(InvalidInput):
         event_to_json("turn/start")  # type: ignore[arg-type]
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInput):
         notification_to_json(TurnStarted(1))  # type: ignore[arg-type]
 
 

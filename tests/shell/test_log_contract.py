@@ -19,6 +19,7 @@ import pytest
 from inbox_core import (
     CompletedReason,
     DurableEvent,
+    InvalidInput,
     LogFenced,
     LogOwned,
     ReplayError,
@@ -134,7 +135,7 @@ def test_I12_one_append_is_all_or_nothing(store: Store) -> None:
     log.acquire()
     log.append([TurnStarted(1)])
     bad: Any = [StepEnded(1, 1), object()]
-    with pytest.raises(TypeError):
+    with pytest.raises(InvalidInput):  # typed (issue 17, G9)
         log.append(bad)
     assert log.read() == [TurnStarted(1)]
     store.fail_at(log, 2)

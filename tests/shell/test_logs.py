@@ -11,6 +11,7 @@ import pytest
 from inbox_core import (
     CompletedReason,
     DurableEvent,
+    InvalidInput,
     LogFenced,
     ReplayError,
     StepEnded,
@@ -120,7 +121,7 @@ def test_I12_an_unencodable_event_writes_nothing(tmp_path: Path) -> None:
     """SH9, I12: encoding happens before the transaction: a bad event anywhere writes nothing."""
     with SqliteLog(tmp_path / "t.db") as log:
         log.acquire()
-        with pytest.raises(TypeError):
+        with pytest.raises(InvalidInput):  # typed (issue 17, G9)
             log.append([TurnStarted(1), "not an event"])  # type: ignore[list-item]
         assert len(log) == 0
 

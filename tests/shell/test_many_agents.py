@@ -1,118 +1,163 @@
-"""README "Running many agents": two worker processes share one PostgreSQL database, each
-owning a disjoint set of agents; one is killed and the other takes its agents over after the
-lease and runs their pending waking work (R29, R27). Runs examples/many_agents.py."""
+"""README "Running many agents" (R29, R27, R37): its two commands run as written, with two
+workers on one PostgreSQL database (then one is killed and the other takes its agents over),
+and examples/many_agents.py runs as a program."""
 
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
-import threading
 import time
 import uuid
 from pathlib import Path
 
-from inbox_core import replay
-from inbox_core.shell import PostgresLog
+import pytest
 
-from .support import log_json
+from inbox_core import TurnEnded, fates, followup, replay
+from inbox_core.shell import PostApplied, PostgresStore
+
+from .support import msg
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "examples" / "many_agents.py"
+EXAMPLES = ROOT / "examples"
 
 
-def worker(pg: str, name: str, *args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, str(EXAMPLE), pg, name, "--lease", "1.0", "--idle", "0.5", *args],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+def readme_commands() -> tuple[list[str], list[str]]:
+    """The section's two commands: start a worker, post."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    section = text[text.index("## Running many agents") :]
+    block = re.search(r"```sh\n(.*?)```", section, re.S)
+    assert block is not None, "the section opens with its two commands"
+    serve, post = (shlex.split(line) for line in block.group(1).strip().splitlines())
+    assert serve[:2] == ["inbox-core", "serve"]
+    assert post[:2] == ["inbox-core", "post"]
+    return serve, post
+
+
+def with_store(argv: list[str], store: str) -> list[str]:
+    return [store if arg.startswith("sqlite:") else arg for arg in argv]
+
+
+def run(argv: list[str], **options: object) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(  # type: ignore[call-overload, no-any-return]
+        [sys.executable, "-m", "inbox_core", *argv[1:]],
+        capture_output=True,
         text=True,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=60,
+        check=False,
+        cwd=EXAMPLES,
+        **options,
     )
 
 
-class Lines:
-    """A worker's stdout, read by a thread (a test never blocks on a silent worker)."""
-
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
-        self.proc = proc
-        self.lines: list[str] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        assert self.proc.stdout is not None
-        for text in self.proc.stdout:
-            self.lines.append(text.strip())
-
-    def wait_for(self, want: str, timeout: float) -> None:
-        deadline = time.monotonic() + timeout
-        while want not in self.lines:
-            if time.monotonic() > deadline or self.proc.poll() is not None:
-                time.sleep(0.2)  # the reader thread catches up with a worker that exited
-                if want in self.lines:
-                    return
-                err = self.proc.stderr.read() if self.proc.poll() is not None else ""
-                raise AssertionError(f"no {want!r} in {self.lines}\n{err}")
-            time.sleep(0.02)
+def start(argv: list[str], *extra: str, delay: float) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "inbox_core", *argv[1:], *extra],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        cwd=EXAMPLES,
+        env={**os.environ, "MANY_AGENTS_DELAY": str(delay), "PYTHONPATH": str(ROOT)},
+    )
 
 
-def test_R29_two_workers_share_a_database_and_one_takes_over_when_the_other_dies(
+def tails(*procs: subprocess.Popen[str]) -> str:
+    """The stderr of workers that exited (a live one's stays unread)."""
+    return "\n".join(p.stderr.read()[-2000:] for p in procs if p.poll() is not None and p.stderr)
+
+
+def test_r37_the_readme_commands_serve_and_post(tmp_path: Path) -> None:
+    """R35, R37: the two commands as the README gives them (a worker over an SQLite file,
+    a post that waits): the post is applied, the worker exits 0 on SIGTERM."""
+    serve, post = readme_commands()
+    store = f"sqlite:{tmp_path / 'agents.db'}"
+    worker = start(with_store(serve, store), "--poll-seconds", "0.05", delay=0.0)
+    try:
+        done = run(with_store(post, store), env={**os.environ, "PYTHONPATH": str(ROOT)})
+        assert done.returncode == 0, done.stderr
+        assert "applied" in done.stdout
+    finally:
+        worker.send_signal(signal.SIGTERM)
+        _, err = worker.communicate(timeout=30)
+    assert worker.returncode == 0, err
+    assert "stopped" in err  # the summary line
+
+
+def test_r37_the_example_program_serves_every_agent(tmp_path: Path) -> None:
+    """R37: examples/many_agents.py as a program: a Worker in-process, a post to each agent,
+    every post applied, every turn ended, the stats printed."""
+    done = subprocess.run(
+        [
+            sys.executable,
+            str(EXAMPLES / "many_agents.py"),
+            f"sqlite:{tmp_path / 'e.db'}",
+            "--agents",
+            "30",
+            "--delay",
+            "0.005",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "applied 30 of 30 posts; every turn ended" in done.stdout
+    assert "opened 30" in done.stdout
+
+
+@pytest.mark.postgres
+def test_R29_R27_R37_two_workers_share_a_database_and_one_takes_over_when_the_other_dies(
     pg: str,
 ) -> None:
-    """R29, R27: worker A is killed inside turn 1 of each of its agents with two followups
-    waiting; worker B adopts them once the 1 s leases lapse, Resume closes turn 1
-    interrupted, and B runs the waiting followups; idle agents are detached."""
-    run = uuid.uuid4().hex[:6]
-    mine = [f"a{i}-{run}" for i in range(3)]
-    theirs = [f"b{i}-{run}" for i in range(2)]
-    a = worker(pg, "A", "--own", *mine, "--send", "3", "--delay", "60")
-    b = None
+    """R29, R27, R37: the README's worker command twice on one PostgreSQL database; work
+    posted to 16 agents spreads over both; one worker is killed (SIGKILL) mid-work; the
+    other takes its agents over once their leases lapse: every post ends applied, every
+    agent ends idle, every message admitted exactly once or its turn closed interrupted."""
+    serve, _ = readme_commands()
+    from psycopg.conninfo import conninfo_to_dict
+
+    parts = conninfo_to_dict(pg)
+    url = (
+        f"postgresql://{parts['user']}@{parts['host']}:{parts.get('port', 5432)}/{parts['dbname']}"
+    )
+    store = PostgresStore(pg)
+    tag = uuid.uuid4().hex[:8]
+    agents = [f"many-{tag}-{n}" for n in range(16)]
+    options = ("--lease-seconds", "1", "--poll-seconds", "0.1", "--idle-seconds", "30")
+    first = start(with_store(serve, url), *options, "--name", "first", delay=0.4)
+    second = start(with_store(serve, url), *options, "--name", "second", delay=0.4)
     try:
-        a_out = Lines(a)
-        a_out.wait_for(f"A SERVING {' '.join(sorted(mine))}", 30)
-        b = worker(pg, "B", "--own", *theirs, "--send", "1", "--watch", *mine)
-        b_out = Lines(b)
-        b_out.wait_for(f"B SERVING {' '.join(sorted(theirs))}", 30)
-        killed = time.monotonic()
-        a.send_signal(signal.SIGKILL)
-        a.wait(10)
-        for agent_id in mine:
-            b_out.wait_for(f"B IDLE {agent_id} 3", 30)
-        assert time.monotonic() - killed > 0.3  # it waited for the lease, not less
-        for agent_id in theirs:
-            b_out.wait_for(f"B DETACHED {agent_id}", 30)  # idle: detached
-        b.send_signal(signal.SIGTERM)
-        b_out.wait_for("B STOPPED", 30)
-        assert b.wait(10) == 0
+        receipts = [store.post(agent, followup(msg(f"work for {agent}"))) for agent in agents]
+        deadline = time.monotonic() + 20
+        while sum(store.outcome(r) == PostApplied() for r in receipts) < len(receipts) // 2:
+            assert time.monotonic() < deadline, f"workers never started: {tails(first, second)}"
+            time.sleep(0.05)
+        first.kill()  # mid-work: some of its turns are open
+        first.wait(timeout=10)
+        deadline = time.monotonic() + 30
+        while True:
+            states = {agent: replay(store.log(agent).read()) for agent in agents}
+            done = all(store.outcome(r) == PostApplied() for r in receipts) and all(
+                state.status == "idle" and state.last_turn >= 1 for state in states.values()
+            )
+            if done:
+                break
+            assert time.monotonic() < deadline, f"not all served: {states}"
+            time.sleep(0.2)
+        for agent in agents:
+            events = store.log(agent).read()
+            ends = [e.reason.kind for e in events if isinstance(e, TurnEnded)]
+            assert set(ends) <= {"completed", "interrupted"}  # a killed step: interrupted
+            assert all(type(fate).__name__ == "AdmittedFate" for fate in fates(events).values())
     finally:
-        for proc in (a, b):
-            if proc is not None and proc.poll() is None:
-                proc.kill()
-    b_lines = b_out.lines
-    assert [line for line in b_lines if "ADOPTED" in line] == [f"B ADOPTED {i}" for i in mine]
-    for agent_id in mine:
-        with PostgresLog(pg, agent_id) as log:
-            events = log.read()
-            log.acquire()  # B detached it on SIGTERM: free at once
-        state = replay(events)
-        assert state.status == "idle"
-        ends = [e["data"]["reason"]["kind"] for e in log_json(events) if e["type"] == "turn/end"]
-        assert ends == ["interrupted", "completed", "completed"]
-        admitted = [
-            e["data"]["content"][0]["text"] for e in log_json(events) if e["type"] == "user/message"
-        ]
-        assert admitted[-2:] == [f"{agent_id} #2 from A", f"{agent_id} #3 from A"]
-
-
-def test_B7_smoke_many_agents_on_one_sqlite_file(tmp_path: Path) -> None:
-    """Benchmark B7 at a tiny size (shape only, no timings asserted): 5 agents in one file."""
-    import asyncio
-
-    from benchmarks.many_agents import Sqlite, b7_store
-
-    result = asyncio.run(b7_store(Sqlite(str(tmp_path), "NORMAL"), 5, 2, big_events=200))
-    assert result["agents"] == 5
-    assert result["appends"] > 10
-    assert result["open_log_events"] >= 200
-    assert result["ratio_to_insert_floor"] > 0
+        for proc in (first, second):
+            if proc.poll() is None:
+                proc.send_signal(signal.SIGTERM)
+                proc.communicate(timeout=30)
+        store.close()
+    assert second.returncode == 0

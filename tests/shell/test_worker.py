@@ -25,7 +25,7 @@ from inbox_core.shell import (
     Worker,
 )
 
-from .support import ScriptedHost, msg, run_async, settle
+from .support import ScriptedHost, msg, run_async
 
 
 async def until(condition: Any, timeout: float = 5.0) -> None:
@@ -206,9 +206,9 @@ async def test_r37_an_agent_that_cannot_be_opened_is_left_alone(tmp_path: Path) 
     fine = store.post("fine", followup(msg("y")))
     assert isinstance(await store.wait(fine, timeout=5), PostApplied)
     await until(lambda: worker.stats().failed >= 1)
-    await settle()
+    await asyncio.sleep(1.2)  # 60 polls: backed off 0.5 s, then 1 s, not tried at each
     assert "broken" not in worker.agents
-    assert worker.stats().failed == 1  # backed off: not tried at every poll
+    assert worker.stats().failed <= 3
     worker.stop()
     await running
     store.close()
