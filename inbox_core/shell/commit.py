@@ -31,7 +31,7 @@ from inbox_core.commands import Command
 from inbox_core.events import Notification
 from inbox_core.reducer import reduce
 from inbox_core.shell.driver import AgentDetached, DriverStopped, Driving
-from inbox_core.shell.host import AbortSignal, wake
+from inbox_core.shell.host import AbortSignal, wait_in, wake
 from inbox_core.shell.logs import EventLog
 from inbox_core.shell.posts import Consumed
 from inbox_core.shell.writers import INLINE, Part, Writer, write_alone
@@ -292,13 +292,7 @@ class Committing(Driving):
 
     async def _wait(self) -> None:
         """Until the next wake (a settle, a failure, a detach, an idle)."""
-        waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self._waiters.append(waiter)
-        try:
-            await waiter
-        finally:
-            if waiter in self._waiters:
-                self._waiters.remove(waiter)
+        await wait_in(self._waiters)
 
     async def _until_settled(self, number: int) -> None:
         """Until write ``number`` (and every one before it) is durable and adopted; at once

@@ -15,7 +15,16 @@ from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent, HostRecord
 from inbox_core.values import Cause, UserMessage
 
-__all__ = ["AbortSignal", "Host", "Recorded", "RestoringHost", "job_answer", "run_job"]
+__all__ = [
+    "AbortSignal",
+    "Host",
+    "Recorded",
+    "RestoringHost",
+    "job_answer",
+    "run_job",
+    "wait_in",
+    "wake",
+]
 
 T = TypeVar("T")
 
@@ -123,6 +132,18 @@ def describe_failure(error: BaseException) -> tuple[str, str]:
     return message or code, code
 
 
+async def wait_in(waiters: list[asyncio.Future[None]]) -> None:
+    """Wait on a new future kept in ``waiters`` until someone ``wake``s it (it leaves the
+    list either way, a cancel included)."""
+    waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    waiters.append(waiter)
+    try:
+        await waiter
+    finally:
+        if waiter in waiters:
+            waiters.remove(waiter)
+
+
 def wake(waiter: asyncio.Future[None]) -> None:
     """Resolve ``waiter`` unless it is done or its loop was closed under it (nobody waits)."""
     if not waiter.done() and not waiter.get_loop().is_closed():
@@ -168,13 +189,7 @@ class AbortSignal:
     async def wait(self) -> Cause:
         """Wait until the signal trips; return the abort cause."""
         if self._cause is None:
-            waiter: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-            self._waiters.append(waiter)
-            try:
-                await waiter
-            finally:
-                if waiter in self._waiters:
-                    self._waiters.remove(waiter)
+            await wait_in(self._waiters)
         assert self._cause is not None
         return self._cause
 

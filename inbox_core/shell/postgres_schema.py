@@ -10,15 +10,13 @@ worker serving a thousand agents holds a few connections, not a thousand.
 
 from __future__ import annotations
 
-import contextlib
 import importlib
 import math
-import os
-import threading
 import weakref
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core.errors import InvalidInput
+from inbox_core.shell.connections import PerThread
 from inbox_core.shell.posts import PG_DDL, PG_POSTS
 
 if TYPE_CHECKING:
@@ -248,65 +246,28 @@ def connection_source(conninfo: object) -> tuple[str | None, psycopg.Connection[
     )
 
 
-class PgConnections:
-    """This process's autocommit connections to one database (by connection string): one
-    per thread, opened on first use (its tables created then), reopened once broken (a
-    server restart), shared by every ``PostgresLog`` of the database; ``take``/``give_back``
-    count the logs, and the last one closes them all. A forked child keeps none."""
+class PgConnections(PerThread["psycopg.Connection[Any]"]):
+    """This process's autocommit connections to one database (by connection string), one
+    per thread (``connections.PerThread``), its tables created when one is opened, one
+    reopened once broken (a server restart), shared by every ``PostgresLog`` of it."""
 
-    __slots__ = ("_conns", "conninfo", "users")
-
-    _pools: Final[dict[str, PgConnections]] = {}
-    _lock: Final = threading.RLock()
-
-    def __init__(self, conninfo: str) -> None:
-        self.conninfo = conninfo
-        self.users = 0
-        self._conns: dict[int, psycopg.Connection[Any]] = {}
+    __slots__ = ()
 
     @classmethod
     def take(cls, conninfo: str) -> PgConnections:
-        with cls._lock:
-            pool = cls._pools.get(conninfo)
-            if pool is None:
-                pool = cls._pools[conninfo] = cls(conninfo)
-            pool.users += 1
-            return pool
+        return cls._share(conninfo, lambda: cls(conninfo))
 
-    def give_back(self) -> None:
-        with self._lock:
-            self.users -= 1
-            if self.users > 0:
-                return
-            if self._pools.get(self.conninfo) is self:
-                del self._pools[self.conninfo]
-            conns, self._conns = list(self._conns.values()), {}
-        for conn in conns:
-            with contextlib.suppress(Exception):
-                conn.close()
-
-    def connection(self) -> psycopg.Connection[Any]:
-        """The calling thread's connection (psycopg errors propagate, for the caller to type)."""
-        ident = threading.get_ident()
-        known = self._conns.get(ident)
-        if known is not None and not known.closed:
-            return known
-        conn: psycopg.Connection[Any] = psycopg_module().connect(self.conninfo, autocommit=True)
+    def open(self) -> psycopg.Connection[Any]:
+        conn: psycopg.Connection[Any] = psycopg_module().connect(str(self.key), autocommit=True)
         try:
             create_tables(conn)
         except BaseException:
             conn.close()
             raise
-        with self._lock:
-            self._conns[ident] = conn
         return conn
 
-    @classmethod
-    def forget_all(cls) -> None:  # pragma: no cover - runs in a forked child
-        cls._pools.clear()
+    def usable(self, conn: psycopg.Connection[Any]) -> bool:
+        return not conn.closed
 
-    def __repr__(self) -> str:
+    def __repr__(self) -> str:  # the connection string may hold a password
         return f"PgConnections(users={self.users}, threads={len(self._conns)})"
-
-
-os.register_at_fork(after_in_child=PgConnections.forget_all)

@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Final, Literal
 
 from inbox_core.errors import InboxCoreError, InvalidInput
+from inbox_core.shell.connections import PerThread
 from inbox_core.shell.logs import CorruptLog, IncompatibleLog, LogUnavailable
 
 __all__ = [
@@ -354,64 +355,36 @@ def _has_table(conn: sqlite3.Connection, name: str) -> bool:
 # ---------------------------------------------------------------- connections
 
 
-class SqliteConnections:
-    """This process's connections to one database file with one set of options: one per
-    thread, shared by every ``SqliteLog`` of the file (``take``/``give_back`` count them).
+class SqliteConnections(PerThread[sqlite3.Connection]):
+    """This process's connections to one database file with one set of options, one per
+    thread, shared by every ``SqliteLog`` of the file (``connections.PerThread``). The first
+    share of a file opens the calling thread's connection and prepares the file
+    (``IncompatibleLog``, ``CorruptLog`` and ``LogUnavailable`` raise there, nothing kept)."""
 
-    The first ``take`` of a file opens the calling thread's connection and prepares the
-    file (``IncompatibleLog``, ``CorruptLog`` and ``LogUnavailable`` raise there, nothing
-    kept). A thread's connection is opened on its first use; all are closed when the
-    last log gives its share back. A connection is only ever used by the thread it
-    belongs to, so none is locked; a forked child keeps none of them.
-    """
-
-    __slots__ = ("_conns", "key", "path", "synchronous", "timeout", "users")
-
-    _pools: Final[dict[tuple[str, str, float], SqliteConnections]] = {}
-    _lock: Final = threading.RLock()
+    __slots__ = ("path", "synchronous", "timeout")
 
     def __init__(self, path: str, synchronous: Synchronous, timeout: float) -> None:
+        super().__init__((os.path.realpath(path), synchronous, timeout))
         self.path = path
         self.synchronous = synchronous
         self.timeout = timeout
-        self.key = (os.path.realpath(path), synchronous, timeout)
-        self.users = 0
-        self._conns: dict[int, sqlite3.Connection] = {}
 
     @classmethod
     def take(cls, path: str, synchronous: Synchronous, timeout: float) -> SqliteConnections:
         """A share of the connections to ``path`` (checked and prepared on the first)."""
-        key = (os.path.realpath(path), synchronous, timeout)
-        with cls._lock:
-            pool = cls._pools.get(key)
-            if pool is None:
-                pool = cls(path, synchronous, timeout)
-                check_header(path)
-                pool.connection(prepare=True)  # raises before anything is shared
-                cls._pools[key] = pool
-            pool.users += 1
+
+        def make() -> SqliteConnections:
+            pool = cls(path, synchronous, timeout)
+            check_header(path)
+            pool._conns[threading.get_ident()] = pool._connect(prepare=True)
             return pool
 
-    def give_back(self) -> None:
-        """Return a share; the last one closes every connection (idempotence is the
-        caller's: each ``take`` is given back once)."""
-        with self._lock:
-            self.users -= 1
-            if self.users > 0:
-                return
-            if self._pools.get(self.key) is self:
-                del self._pools[self.key]
-            conns, self._conns = list(self._conns.values()), {}
-        for conn in conns:
-            with contextlib.suppress(sqlite3.Error):
-                conn.close()
+        return cls._share((os.path.realpath(path), synchronous, timeout), make)
 
-    def connection(self, *, prepare: bool = False) -> sqlite3.Connection:
-        """The calling thread's connection, opened on first use."""
-        ident = threading.get_ident()
-        conn = self._conns.get(ident)
-        if conn is not None:
-            return conn
+    def open(self) -> sqlite3.Connection:
+        return self._connect(prepare=False)
+
+    def _connect(self, *, prepare: bool) -> sqlite3.Connection:
         with sqlite_errors(self.path, "open", self.timeout):
             conn = sqlite3.connect(
                 self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
@@ -424,17 +397,4 @@ class SqliteConnections:
         except BaseException:
             conn.close()
             raise
-        with self._lock:
-            self._conns[ident] = conn
         return conn
-
-    @classmethod
-    def forget_all(cls) -> None:  # pragma: no cover - runs in a forked child
-        """A forked child shares no connection with its parent: drop them unclosed."""
-        cls._pools.clear()
-
-    def __repr__(self) -> str:
-        return f"SqliteConnections({self.path!r}, users={self.users}, threads={len(self._conns)})"
-
-
-os.register_at_fork(after_in_child=SqliteConnections.forget_all)
