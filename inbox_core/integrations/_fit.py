@@ -104,7 +104,8 @@ def _measure(root: Any) -> tuple[int, int, bool]:
 
 def _units(root: Any, unit_depth: int) -> list[tuple[Any, Any]]:
     """``(container, key)`` of each unit: each value ``unit_depth`` levels below ``root``,
-    and each string above that level."""
+    and each string above that level. An integer outside int64 above that level (in no
+    unit) becomes its decimal text in place."""
     units: list[tuple[Any, Any]] = []
     stack: list[tuple[Any, int]] = [(root, 0)]
     while stack:
@@ -115,6 +116,8 @@ def _units(root: Any, unit_depth: int) -> list[tuple[Any, Any]]:
                 units.append((container, key))
             elif isinstance(item, (dict, list)):
                 stack.append((item, level + 1))
+            elif _outside_int64(item):
+                container[key] = str(item)
     return units
 
 

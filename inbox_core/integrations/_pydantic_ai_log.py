@@ -75,6 +75,8 @@ def stored(record_type: str, message: ModelMessage) -> tuple[HostRecord, ModelMe
 def _fitted(record_type: str, message: ModelMessage) -> tuple[HostRecord, ModelMessage]:
     """``message``'s record as ``fit_json`` represents it (each part's fields are units)."""
     record = HostRecord(record_type, fit_json(_plain(message), RECORD_SIZE, unit_depth=3))
+    if json_size(record.data) > RECORD_SIZE:  # a guard: fit_json measures as json_size does
+        raise InvalidInput(f"a fitted {record_type} record exceeds {RECORD_SIZE}")
     return record, _message(record)
 
 

@@ -49,9 +49,9 @@ def test_r30_property_any_value_fits_a_record_within_its_budget(
 def test_r30_units_too_deep_or_too_wide_become_their_json_text() -> None:
     """R30: a unit nested past maxDepth, or holding an integer past int64, becomes its JSON
     text with the digits kept; its neighbours stay as they are; a string's lone surrogate
-    is escaped."""
+    is escaped; an integer past int64 outside every unit becomes its digits."""
     tall = nested(70)
-    data = {"a": [{"deep": tall, "wide": {"n": 2**64}, "fine": [1, "\ud800"]}]}
+    data = {"a": [{"deep": tall, "wide": {"n": 2**64}, "fine": [1, "\ud800"]}], "n": -(2**70)}
     fitted = fit_json(data, limits.MAX_JSON_SIZE, unit_depth=3)
     assert fitted == {
         "a": [
@@ -60,7 +60,8 @@ def test_r30_units_too_deep_or_too_wide_become_their_json_text() -> None:
                 "wide": '{"n":18446744073709551616}',
                 "fine": [1, "\\ud800"],
             }
-        ]
+        ],
+        "n": "-1180591620717411303424",  # above the units: its digits in place
     }
 
 
