@@ -17,7 +17,7 @@ from inbox_core.values import json_size, thaw_json
 from .strategies import json_ish, nested
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=50, deadline=None)
 @given(
     parts=st.lists(json_ish(max_leaves=20, max_depth=90), min_size=1, max_size=4),
     budget=st.integers(300, 3000),
