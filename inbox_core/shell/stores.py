@@ -3,11 +3,14 @@
 ``SqliteStore(path)`` and ``PostgresStore(conninfo)`` hand out their agents'
 logs (``store.log(agent_id)``), take posts for agents the caller does not own
 (``store.post``), answer how a post ended (``store.outcome``, ``await
-store.wait``) and follow any agent's log without owning it (``store.watch``).
-For workers (R37) they name the agents that have work and no live owner
-(``store.candidates``), renew a worker's leases in one statement
-(``store.renew``) and wake a worker on any post (``store.work_wake``).
-A store object is safe to use from several threads (one lock per object);
+store.wait``) and follow any agent's log without owning it (``store.watch``,
+and a page of it: ``store.events``). These reads never write (R36 v4: a store
+creates or migrates its database at its first write only), and ``wait`` and
+``watch`` read in worker threads, shared per agent and event loop
+(``inbox_core.shell.watching``). For workers (R37) they name the agents that
+have work and no live owner (``store.candidates``), renew a worker's leases in
+one statement (``store.renew``) and wake a worker on any post
+(``store.work_wake``). A store object is safe to use from several threads;
 ``wait`` and ``watch`` run in an event loop. See specs/shell.md section 12.
 """
 
@@ -279,6 +282,12 @@ class SqliteStore(_Store):
             raise LogUnavailable(f"SqliteStore {self._path!r} is closed")
         return self._reader
 
+    def prepare(self) -> None:
+        """Create the file and its tables, or migrate it, now (what the first write does):
+        for producers in other languages that insert posts before anyone wrote."""
+        with self._connection("prepare"):
+            pass
+
     def log(self, agent_id: str, **options: Any) -> SqliteLog:
         """Agent ``agent_id``'s log in this file (options as ``SqliteLog``'s)."""
         return SqliteLog(self._path, agent_id=agent_id, **options)
@@ -417,6 +426,12 @@ class PostgresStore(_Store):
                 raise LogUnavailable(
                     f"PostgresStore {what} failed: {type(error).__name__}: {error}"
                 ) from error
+
+    def prepare(self) -> None:
+        """Create the tables now (what the first write does): for producers in other
+        languages that insert posts before anyone wrote."""
+        with self._connection("prepare"):
+            pass
 
     def log(self, agent_id: str, **options: Any) -> PostgresLog:
         """Agent ``agent_id``'s log in this database (options as ``PostgresLog``'s)."""

@@ -51,10 +51,9 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[An
 
 
 def ready(store: AnyStore) -> AnyStore:
-    """``store`` once its tables exist: building a store writes nothing (R36 v4); its first
-    write (here a ``prune`` that finds nothing that old) makes them, as any poster's, owner's
-    or worker's first write does before a foreign producer inserts rows."""
-    store.prune(older_than=86_400)
+    """``store`` once its tables exist (``prepare``): building a store writes nothing (R36
+    v4); its first write makes them, before a foreign producer inserts rows."""
+    store.prepare()
     return store
 
 

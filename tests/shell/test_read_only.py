@@ -206,18 +206,24 @@ def test_r36_v4_a_path_that_is_no_regular_file_is_refused_before_anything_is_mad
     assert os.path.exists("/dev/null-journal") == journal_before
 
 
-@pytest.mark.parametrize("command", ["post", "watch"])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["post", "sqlite:{link}", "a", "--queue", "x"],
+        ["watch", "sqlite:{link}", "a", "--no-follow"],
+        ["watch", "sqlite:{link}", "a"],
+        ["serve", "sqlite:{link}", "--host", "inbox_core.shell.echo:echo_host"],
+    ],
+)
 def test_r36_v4_the_cli_on_a_device_is_one_line_and_creates_nothing(
-    capsys: pytest.CaptureFixture[str], tmp_path: Path, command: str
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, argv: list[str]
 ) -> None:
-    """R36 v4: ``post`` and ``watch`` on ``sqlite:/dev/null`` (here a link to it) fail with
-    one line, exit 1, and no journal appears beside it."""
+    """R36 v4: ``post``, ``watch`` and ``serve`` on ``sqlite:/dev/null`` (here a link to
+    it) fail with one line, exit 1, and no journal appears beside it."""
     link = tmp_path / "null.db"
     link.symlink_to("/dev/null")
     journal_before = os.path.exists("/dev/null-journal")
-    argv = ["post", f"sqlite:{link}", "a", "--queue", "x"] if command == "post" else []
-    argv = argv or ["watch", f"sqlite:{link}", "a", "--no-follow"]
-    code = main(argv)
+    code = main([part.replace("{link}", str(link)) for part in argv])
     err = capsys.readouterr().err
     assert code == 1
     assert err.count("\n") == 1
