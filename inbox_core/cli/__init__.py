@@ -21,7 +21,14 @@ from typing import Any, Final, Protocol, cast
 
 from inbox_core.cli.conform import run_conform
 from inbox_core.cli.demo import run_demo
-from inbox_core.cli.posting import INTENTS, parse_expect, run_post, run_watch
+from inbox_core.cli.posting import (
+    INTENTS,
+    parse_expect,
+    parse_since,
+    parse_wait_timeout,
+    run_post,
+    run_watch,
+)
 from inbox_core.cli.render import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -507,7 +514,7 @@ def build_parser() -> argparse.ArgumentParser:
     post.add_argument("--wait", action="store_true", help="wait for the owner's decision")
     post.add_argument(
         "--timeout",
-        type=_seconds,
+        type=parse_wait_timeout,
         default=30.0,
         metavar="T",
         help="seconds --wait waits (default 30)",
@@ -519,7 +526,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     watch.add_argument("agent", metavar="AGENT", help="the agent's id")
     watch.add_argument(
-        "--since", type=_count, default=0, metavar="SEQ", help="the first seq shown (default 0)"
+        "--since",
+        type=parse_since,
+        default=0,
+        metavar="SEQ",
+        help="the first seq shown (default 0)",
     )
     watch.add_argument(
         "--no-follow",

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Final
 
@@ -36,13 +37,47 @@ from inbox_core.commands import (
     queue,
     steer,
 )
-from inbox_core.errors import InboxCoreError
+from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.values import UserMessage, create_user_message
 
-__all__ = ["INTENTS", "parse_expect", "run_post", "run_watch"]
+__all__ = [
+    "INTENTS",
+    "parse_expect",
+    "parse_since",
+    "parse_wait_timeout",
+    "run_post",
+    "run_watch",
+]
 
 INTENTS: Final = {"followup": followup, "queue": queue, "steer": steer, "inject": inject}
 """The four intents ``post`` offers, by flag (R15)."""
+_PAGE: Final = 1000  # events per read of ``watch --no-follow``
+
+
+def parse_since(text: str) -> int:
+    """``watch --since SEQ``: argparse's type, in the range ``store.watch`` takes (else a
+    usage error, exit 2)."""
+    from inbox_core.shell.watching import since_seq  # noqa: PLC0415 - the shell, on demand
+
+    return int(_checked(text, int, since_seq))
+
+
+def parse_wait_timeout(text: str) -> float:
+    """``post --timeout T``: argparse's type, the seconds ``store.wait`` takes."""
+    from inbox_core.shell.watching import wait_seconds  # noqa: PLC0415
+
+    return float(_checked(text, float, wait_seconds))
+
+
+def _checked(text: str, convert: Callable[[str], object], check: Callable[[object], Any]) -> Any:
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r:.80}") from None
+    try:
+        return check(value)
+    except InvalidInput as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def parse_expect(text: str) -> Expectation:
@@ -104,18 +139,18 @@ def run_post(args: argparse.Namespace) -> int:
     return EXIT_FAILURE
 
 
-async def _watch(store: Any, args: argparse.Namespace) -> int:
-    if not args.follow:  # what the log holds now, then exit
-        log = store.log(args.agent)
-        try:
-            events = log.read()
-        finally:
-            log.close()
-        for seq in range(args.since, len(events)):
-            _print(seq, events[seq], args.json)
-        if not events:
-            err(f"inbox-core watch: agent {args.agent!r} has no events in this store")
-        return EXIT_OK
+def _print_log(store: Any, args: argparse.Namespace) -> None:
+    """What the log holds now from ``--since`` on, a page at a time (read-only, R36 v4)."""
+    seq = args.since
+    while page := store.events(args.agent, since=seq, limit=_PAGE):
+        for seq, event in page:
+            _print(seq, event, args.json)
+        seq += 1
+    if seq == 0:
+        err(f"inbox-core watch: agent {args.agent!r} has no events in this store")
+
+
+async def _follow(store: Any, args: argparse.Namespace) -> int:
     async for seq, event in store.watch(args.agent, since=args.since):
         _print(seq, event, args.json)
     return EXIT_OK  # pragma: no cover - a watch follows until interrupted
@@ -141,7 +176,10 @@ def run_watch(args: argparse.Namespace) -> int:
         err(f"inbox-core watch: {type(error).__name__}: {error}")
         return EXIT_FAILURE
     try:
-        return asyncio.run(_watch(store, args))
+        if not args.follow:
+            _print_log(store, args)
+            return EXIT_OK
+        return asyncio.run(_follow(store, args))
     except InboxCoreError as error:
         err(f"inbox-core watch: {type(error).__name__}: {error}")
         return EXIT_FAILURE
