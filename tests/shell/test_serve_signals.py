@@ -12,6 +12,7 @@ without the process-wide handlers a second signal during shutdown kills serve (-
 
 from __future__ import annotations
 
+import asyncio
 import signal
 import subprocess
 import time
@@ -44,6 +45,18 @@ def entered(trace: Path, agent: str) -> bool:
     )
 
 
+def serve_ignoring(
+    ships: Fleet, store: Any, agent: str, trace: Path, *, grace: str, ignore: str
+) -> Proc:
+    """A serve process whose run_step ignores its abort signal (``ignore``, see
+    worker_hosts), once it runs that hook for ``agent``'s first post."""
+    proc = ships.serve("--grace", grace, WORKER_HOSTS_IGNORE=ignore, WORKER_HOSTS_TRACE=str(trace))
+    receipt = post_followup(store, agent, "m1")
+    wait_for(lambda: entered(trace, agent), 30, f"the {ignore} run_step", ships)
+    assert store.outcome(receipt) == PostApplied()
+    return proc
+
+
 def exit_code(ships: Fleet, proc: Proc, timeout: float) -> int | None:
     try:
         return proc.popen.wait(timeout)
@@ -65,8 +78,6 @@ def resumed_as_after_a_crash(store: Any, agent: str) -> None:
             await owner.detach()
             owner.log.close()
 
-    import asyncio
-
     events = asyncio.run(reopen())
     ends = [e for e in events if isinstance(e, TurnEnded)]
     assert ends, "the abandoned turn must be closed by the next owner"
@@ -74,32 +85,51 @@ def resumed_as_after_a_crash(store: Any, agent: str) -> None:
     assert replay(events).status == "idle"
 
 
-@pytest.mark.parametrize("ignore", ["sleep", "swallow", "thread"])
-def test_R37_R29_serve_abandons_a_hook_that_ignores_its_abort_signal_after_the_grace(
-    ignore: str, request: pytest.FixtureRequest, tmp_path: Path
+@pytest.mark.parametrize(
+    ("ignore", "grace", "signals", "code", "says"),
+    [
+        ("sleep", "1", [signal.SIGTERM], 0, "abandoned"),
+        ("swallow", "1", [signal.SIGTERM], 0, "abandoned"),
+        ("thread", "1", [signal.SIGTERM], 0, "abandoned"),
+        ("swallow", "600", [signal.SIGTERM, signal.SIGINT], 0, "abandoned"),
+        ("loop", "1", [signal.SIGTERM], 1, "event loop has not run"),
+    ],
+    ids=["sleep", "swallow", "thread", "second-signal", "blocked-loop"],
+)
+def test_R37_R29_serve_abandons_a_hook_that_ignores_its_abort_signal(
+    ignore: str,
+    grace: str,
+    signals: list[signal.Signals],
+    code: int,
+    says: str,
+    request: pytest.FixtureRequest,
+    tmp_path: Path,
 ) -> None:
     """R37, R29, R27: serve's host ignores the turn's abort signal in ``run_step`` (an hour's
     sleep; one that swallows every cancel; one in a worker thread). On SIGTERM serve waits
-    ``--grace 1`` s, abandons the hook (a cancel it may ignore too), releases the log and
-    exits 0; the next owner opens the agent at once and closes the turn ``interrupted``."""
+    ``--grace 1`` s, abandons the hook (cancelled once: the coroutines see it), releases the
+    log and exits 0. With ``--grace 600`` a second signal abandons it at once. A hook that
+    blocks the event loop itself cannot be abandoned from inside it: the watchdog ends serve
+    (exit 1, saying why) once the loop has not run for max(grace, 5) s. Either way the next
+    owner opens the agent at once (the SQLite lock was released, or died with the process)
+    and closes the turn ``interrupted``."""
     trace = tmp_path / "trace.jsonl"
     agent = f"ign-{uuid.uuid4().hex[:8]}"
     with (
         backend_store("sqlite", request, tmp_path) as (store, spec),
         fleet(spec, tmp_path) as ships,
     ):
-        proc = ships.serve(
-            "--grace", "1", WORKER_HOSTS_IGNORE=ignore, WORKER_HOSTS_TRACE=str(trace)
-        )
-        receipt = post_followup(store, agent, "m1")
-        wait_for(lambda: entered(trace, agent), 30, "the ignoring run_step", ships)
-        assert store.outcome(receipt) == PostApplied()
-        proc.popen.send_signal(signal.SIGTERM)
-        code = exit_code(ships, proc, 30)
-        if code != 0:
-            pytest.fail(f"serve must exit 0 after the grace, got {code}\n{ships.summary()}")
-        assert "abandoned" in proc.text(), ships.summary()
-        if ignore != "thread":  # a thread cannot be cancelled; the coroutines were
+        proc = serve_ignoring(ships, store, agent, trace, grace=grace, ignore=ignore)
+        for n, signum in enumerate(signals):
+            if n:  # still waiting for the hook: only the second signal cuts the grace
+                time.sleep(0.3)
+                assert proc.popen.poll() is None, ships.summary()
+            proc.popen.send_signal(signum)
+        found = exit_code(ships, proc, 30)
+        if found != code:
+            pytest.fail(f"serve must exit {code}, got {found}\n{ships.summary()}")
+        assert says in proc.text(), ships.summary()
+        if ignore in ("sleep", "swallow"):  # a thread or a blocked loop sees no cancel
             assert any(t["event"] == "cancelled" for t in read_trace(trace)), ships.summary()
         resumed_as_after_a_crash(store, agent)
 
@@ -116,66 +146,12 @@ def test_R37_R29_on_postgres_the_abandoned_agent_s_lease_is_released(
         backend_store("postgres", request, tmp_path) as (store, spec),
         fleet(spec, tmp_path, lease=30.0) as ships,
     ):
-        proc = ships.serve(
-            "--grace", "1", WORKER_HOSTS_IGNORE="swallow", WORKER_HOSTS_TRACE=str(trace)
-        )
-        post_followup(store, agent, "m1")
-        wait_for(lambda: entered(trace, agent), 30, "the ignoring run_step", ships)
+        proc = serve_ignoring(ships, store, agent, trace, grace="1", ignore="swallow")
         proc.popen.send_signal(signal.SIGTERM)
         code = exit_code(ships, proc, 30)
         assert code == 0, ships.summary()
         holder = execute(store, "SELECT owner FROM inbox_core_owners WHERE agent_id = %s", agent)
         assert holder == [(None,)], f"R29: the lease must be released, found {holder}"
-        resumed_as_after_a_crash(store, agent)
-
-
-def test_R37_a_second_signal_abandons_the_ignoring_hook_at_once(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
-    """R37: with ``--grace 600`` a second SIGINT cuts the grace short: the hook (which
-    swallows every cancel) is abandoned at once, the log released, and serve exits 0."""
-    trace = tmp_path / "trace.jsonl"
-    agent = f"hurry-{uuid.uuid4().hex[:8]}"
-    with (
-        backend_store("sqlite", request, tmp_path) as (store, spec),
-        fleet(spec, tmp_path) as ships,
-    ):
-        proc = ships.serve(
-            "--grace", "600", WORKER_HOSTS_IGNORE="swallow", WORKER_HOSTS_TRACE=str(trace)
-        )
-        post_followup(store, agent, "m1")
-        wait_for(lambda: entered(trace, agent), 30, "the ignoring run_step", ships)
-        proc.popen.send_signal(signal.SIGTERM)
-        time.sleep(0.3)
-        assert proc.popen.poll() is None, "the grace is 600 s: still waiting for the hook"
-        proc.popen.send_signal(signal.SIGINT)
-        code = exit_code(ships, proc, 30)
-        assert code == 0, ships.summary()
-        resumed_as_after_a_crash(store, agent)
-
-
-def test_R37_a_hook_that_blocks_the_event_loop_ends_serve_by_the_watchdog(
-    request: pytest.FixtureRequest, tmp_path: Path
-) -> None:
-    """R37: a hook that blocks the event loop itself (``time.sleep``) cannot be abandoned
-    from inside the loop: the watchdog ends serve (exit 1, saying why) once the loop has not
-    run for max(grace, 5) s after the signal; the SQLite lock died with the process, so the
-    next owner resumes the agent at once."""
-    trace = tmp_path / "trace.jsonl"
-    agent = f"loop-{uuid.uuid4().hex[:8]}"
-    with (
-        backend_store("sqlite", request, tmp_path) as (store, spec),
-        fleet(spec, tmp_path) as ships,
-    ):
-        proc = ships.serve(
-            "--grace", "1", WORKER_HOSTS_IGNORE="loop", WORKER_HOSTS_TRACE=str(trace)
-        )
-        post_followup(store, agent, "m1")
-        wait_for(lambda: entered(trace, agent), 30, "the blocking run_step", ships)
-        proc.popen.send_signal(signal.SIGTERM)
-        code = exit_code(ships, proc, 30)
-        assert code == 1, ships.summary()
-        assert "event loop has not run" in proc.text(), ships.summary()
         resumed_as_after_a_crash(store, agent)
 
 
@@ -187,6 +163,7 @@ def test_R37_a_hook_that_blocks_the_event_loop_ends_serve_by_the_watchdog(
         (signal.SIGINT, signal.SIGINT, 0.015),
         (signal.SIGINT, signal.SIGTERM, 0.02),
     ],
+    ids=["TERM-TERM-5ms", "TERM-INT-10ms", "INT-INT-15ms", "INT-TERM-20ms"],
 )
 def test_R37_a_second_signal_milliseconds_after_the_first_still_exits_0(
     first: signal.Signals,
