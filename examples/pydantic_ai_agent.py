@@ -8,7 +8,7 @@ one line ``MODEL = OFFLINE`` below, e.g. ``MODEL = "openai:gpt-5-mini"`` (then `
 install 'pydantic-ai-slim[openai]'`` and set ``OPENAI_API_KEY``), or any other model name
 or ``Model`` pydantic-ai knows.
 
-What it shows (``pip install 'inbox-core[pydantic-ai]'``):
+What it shows (``pip install -e '.[pydantic-ai]'`` from the checkout):
 
 1. a question that needs a tool (step 1 calls it, step 2 answers with its result) and a
    steer sent while the answer streams, which joins the same turn at its next step;

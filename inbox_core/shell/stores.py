@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import sqlite3
 import threading
 import weakref
@@ -34,6 +35,8 @@ from inbox_core.shell.logs import LogUnavailable
 from inbox_core.shell.owners import held_elsewhere
 from inbox_core.shell.postgres_schema import (
     CANDIDATES,
+    HOLDER,
+    PENDING,
     RENEW_MANY,
     connection_source,
     create_tables,
@@ -42,6 +45,7 @@ from inbox_core.shell.postgres_schema import (
 from inbox_core.shell.posts import (
     PG_INSERT,
     PG_POSTS,
+    PendingPost,
     PostOutcome,
     Receipt,
     UnknownReceipt,
@@ -98,8 +102,13 @@ def _seconds(value: object, what: str, *, allow_none: bool) -> float | None:
 
 
 def _limit(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise InvalidInput(f"limit must be an int >= 1, got {value!r:.80}")
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or not 1 <= value <= limits.MAX_JSON_INTEGER
+    ):
+        shown = "a larger int" if isinstance(value, int) and value > 0 else f"{value!r:.80}"
+        raise InvalidInput(f"limit must be an int in [1, 2**63 - 1], got {shown}")
     return value
 
 
@@ -109,10 +118,16 @@ _SQLITE_CANDIDATES: Final = (
 )
 
 
+_CONNINFO: Final = re.compile(r"\s*[A-Za-z_]+\s*=")
+"""A libpq keyword/value connection string starts with a keyword and ``=``."""
+
+
 def parse_store(spec: object) -> tuple[str, str]:
-    """``("sqlite", path)`` for ``sqlite:PATH``, ``("postgresql", url)`` for a
-    ``postgresql://`` (or ``postgres://``) URL; anything else is ``InvalidInput``. The one
-    form of ``STORE`` on the command line (``inbox-core post``, ``watch``, ``serve``)."""
+    """``("sqlite", path)`` for ``sqlite:PATH``, ``("postgresql", conninfo)`` for a
+    ``postgresql://`` (or ``postgres://``) URL or a libpq keyword/value string
+    (``host=db dbname=agents``: both forms ``PostgresStore`` takes); anything else is
+    ``InvalidInput``. The one form of ``STORE`` wherever a store is named (``inbox-core
+    post``, ``watch``, ``serve``, ``Worker``); ``PostgresStore`` checks the rest."""
     if isinstance(spec, str):
         if spec.startswith("sqlite:"):
             path = spec[len("sqlite:") :]
@@ -121,9 +136,13 @@ def parse_store(spec: object) -> tuple[str, str]:
             if not path:
                 raise InvalidInput("sqlite: needs a path, e.g. sqlite:agents.db")
             return "sqlite", path
-        if spec.startswith(("postgresql://", "postgres://")):
+        if spec.startswith(("postgresql://", "postgres://")) or _CONNINFO.match(spec):
             return "postgresql", spec
-    raise InvalidInput(f"a store is sqlite:PATH or a postgresql://... URL, got {spec!r:.80}")
+    shown = f"{spec!r:.80}" if isinstance(spec, str) else type(spec).__name__
+    raise InvalidInput(
+        "a store is sqlite:PATH, a postgresql://... URL or a libpq connection string"
+        f" (host=... dbname=...), got {shown}"
+    )
 
 
 def open_store(spec: str) -> SqliteStore | PostgresStore:
@@ -180,6 +199,16 @@ class _Store:
         """Up to ``limit`` agents that have work and no live owner (R37): an unconsumed post,
         or an open turn, a maintenance job or waking work its last owner left (the ``work``
         flag), or a flag not known yet. Reads only; a worker then tries to acquire them."""
+        raise NotImplementedError
+
+    def has_owner(self, agent_id: str) -> bool:
+        """Whether a live process owns agent ``agent_id``'s log now (R29): someone serves its
+        posts. Reads only (a lock test on SQLite, the lease row on PostgreSQL)."""
+        raise NotImplementedError
+
+    def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
+        """Agent ``agent_id``'s oldest ``limit`` unconsumed posts, by ``post_id`` (R35): what
+        its next owner applies first. Reads only."""
         raise NotImplementedError
 
     def renew(self, logs: Sequence[Any]) -> set[str]:
@@ -318,6 +347,15 @@ class SqliteStore(_Store):
         found = [str(agent) for (agent,) in rows]
         held = held_elsewhere(self._path, found)  # a live process owns it: not a candidate
         return [agent for agent in found if agent not in held]
+
+    def has_owner(self, agent_id: str) -> bool:
+        agent = limits.agent_id(agent_id)
+        return bool(held_elsewhere(self._path, [agent]))
+
+    def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
+        agent, count = limits.agent_id(agent_id), _limit(limit)
+        with self._connection("read posts") as conn:
+            return sqlite_posts.pending(conn, agent, count)
 
     def _wake(self, key: str) -> Wake:
         return SqliteWake(self._path, key)
@@ -463,6 +501,18 @@ class PostgresStore(_Store):
         with self._connection("read") as conn:
             rows = conn.execute(CANDIDATES, {"limit": _limit(limit)}).fetchall()
         return [str(agent) for (agent,) in rows]
+
+    def has_owner(self, agent_id: str) -> bool:
+        args = {"agent": limits.agent_id(agent_id)}
+        with self._connection("read owner") as conn:
+            row = conn.execute(HOLDER, args).fetchone()
+        return row is not None and row[0] is not None and float(row[3]) > 0
+
+    def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
+        args = {"agent": limits.agent_id(agent_id), "limit": _limit(limit)}
+        with self._connection("read posts") as conn:
+            rows = conn.execute(PENDING, args).fetchall()
+        return [PendingPost(int(post_id), command) for post_id, command in rows]
 
     def renew(self, logs: Sequence[Any]) -> set[str]:
         held = [log for log in logs if log.token is not None]
