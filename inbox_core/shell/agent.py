@@ -62,6 +62,7 @@ from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.events import HostRecord, Status
 from inbox_core.inbox import Inbox
 from inbox_core.replay import replay
+from inbox_core.shell import durations
 from inbox_core.shell.commit import CommitPath, Subscriber, needs_owner
 from inbox_core.shell.driver import Driver
 from inbox_core.shell.errors import AgentDetached, DriverStopped
@@ -177,6 +178,7 @@ class LoopAgent:
         self._log = log
         self._server: PostServer | None = None
         self._released = False
+        self._abandoned: asyncio.Task[None] | None = None  # a hook detach gave up on
         self._end_owed = False  # a maintenance end the log refused: retried (R31)
         path = self._path = CommitPath(
             log, writer, replay(events), subject=self, after_settle=self._after_settle
@@ -254,7 +256,8 @@ class LoopAgent:
 
     @property
     def posts_decided(self) -> int:
-        """How many posts this agent consumed (applied or rejected, R35)."""
+        """How many posts this agent consumed (applied or rejected, R35), durably: a post
+        whose write failed was decided by nobody and is not counted."""
         return self._path.posts_decided
 
     @property
@@ -490,7 +493,7 @@ class LoopAgent:
                 "inbox_core.shell: restoring the host from the log failed", error
             )
 
-    async def detach(self) -> None:
+    async def detach(self, *, grace: float | None = None) -> None:
         """Hand the agent over (R29): stop driving, write nothing new, release the log.
 
         The graceful shutdown that keeps the inbox (``aclose()`` disposes it).
@@ -505,20 +508,39 @@ class LoopAgent:
         and an undecided claim goes back to the inbox. Idempotent. Awaited
         from a hook of this agent it returns at once; the log is released
         when that hook returns.
+
+        ``grace`` (seconds, None: no limit) bounds the wait for the hook: one
+        that has not returned by then ignores its signal and is abandoned (its
+        task is cancelled and not awaited) and the log is released without
+        it, which is safe since a detached agent writes nothing (R37). A call
+        with ``grace=0`` while another waits abandons the hook at once.
         """
+        limit = None if grace is None else durations.seconds(grace, "grace", zero=True)
         path = self._path
         if not path.closed:
             path.close()  # the host winds down (a job too, R31); nothing more is announced
             self._stop_serving()
         driver = self._driver.live()
-        if driver is not None:
+        if driver is not None and driver is not self._abandoned:
             if driver is asyncio.current_task():
                 return  # released by the driver when this hook returns
-            await asyncio.wait({driver})
+            done, _ = await asyncio.wait({driver}, timeout=limit)
+            if not done and driver is self._driver.live():
+                self._abandon(driver, limit)
         if path.unsettled:
             with contextlib.suppress(DriverStopped):  # a failed write: the log has the rest
                 await path.durable()
         self._maybe_release()
+
+    def _abandon(self, driver: asyncio.Task[None], grace: float | None) -> None:
+        """Give up on a hook that outlived its grace: cancel its task, release without it."""
+        self._abandoned = driver
+        driver.cancel()
+        logger.warning(
+            "detach: a host hook ignored its abort signal for %g s; abandoned (agent %r)",
+            grace,
+            getattr(self._log, "agent_id", None),
+        )
 
     def _stop_serving(self) -> None:
         if self._server is not None:
@@ -529,7 +551,7 @@ class LoopAgent:
         if (
             not self._path.closed
             or self._released
-            or self._driver.live() is not None
+            or self._driver.live() not in (None, self._abandoned)
             or self._path.unsettled
         ):
             return

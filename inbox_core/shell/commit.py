@@ -73,11 +73,12 @@ class _Subscription:
 class _Unsettled:
     """One write on its way: the transitions it adopts, in order, once it is durable."""
 
-    __slots__ = ("done", "error", "number", "transitions")
+    __slots__ = ("done", "error", "number", "posts", "transitions")
 
-    def __init__(self, transitions: Sequence[Transition], number: int) -> None:
+    def __init__(self, transitions: Sequence[Transition], number: int, posts: int) -> None:
         self.transitions = transitions
         self.number = number
+        self.posts = posts  # posts it consumes: counted once durable (posts_decided)
         self.done = False
         self.error: BaseException | None = None
 
@@ -190,6 +191,7 @@ class CommitPath:
                 write_alone(Part(self.log, events, consumed, work))
             self.head = head
             self.issued = self.settled = number
+            self.posts_decided += len(consumed)
             for transition in transitions:
                 self._commit(transition)
             if self._waiters and head.status == "idle":
@@ -198,7 +200,7 @@ class CommitPath:
             self._deliver()
             return number
         previous = self.head
-        entry = _Unsettled(transitions, number)
+        entry = _Unsettled(transitions, number, len(consumed))
         self.head = head
         self._unsettled.append(entry)
         self.issued = number
@@ -218,10 +220,9 @@ class CommitPath:
 
     def record_posts(self, transitions: Sequence[Transition], consumed: Sequence[Consumed]) -> int:
         """Posts (R35): one write holds every applied command's events and every post's
-        outcome, then each command is adopted in order, as ``record`` would."""
-        number = self.record(transitions, consumed)
-        self.posts_decided += len(consumed)
-        return number
+        outcome, then each command is adopted in order, as ``record`` would (and the posts
+        counted in ``posts_decided`` once durable: a failed write decided none)."""
+        return self.record(transitions, consumed)
 
     def _written(self, entry: _Unsettled, error: BaseException | None) -> None:
         """A deferred write's outcome, in the event loop (``Writer.write``'s ``done``)."""
@@ -243,6 +244,7 @@ class CommitPath:
             for transition in entry.transitions:
                 self._commit(transition)
             self.settled = entry.number
+            self.posts_decided += entry.posts
             adopted = True
         if adopted and self._waiters:
             self.wake_waiters()  # idle, durable, released: each waiter checks its own
