@@ -90,6 +90,7 @@ from inbox_core.history import (
     goal_rounds,
     transcript,
 )
+from inbox_core.json_values import thaw_json
 from inbox_core.state import AgentState, Awaiting, AwaitPreStep, AwaitStep, AwaitTurnStopping
 from inbox_core.values import (
     NOTICE_SUMMARY_MAX,
@@ -109,7 +110,6 @@ from inbox_core.values import (
     SteerInput,
     ToolSource,
     UserMessage,
-    thaw_json,
 )
 from inbox_core.wire import (
     SELF,

@@ -41,7 +41,7 @@ from typing import Any, Final, Generic, TypeVar, get_args
 import attrs
 
 from inbox_core.errors import DecodeError, InvalidInput, shown
-from inbox_core.values import thaw_json
+from inbox_core.json_values import thaw_json
 
 T = TypeVar("T")
 Json = Any

@@ -15,6 +15,7 @@ import inbox_core
 ROOT = Path(__file__).resolve().parent.parent
 PURE_CORE = [
     "values",
+    "json_values",
     "errors",
     "commands",
     "events",

@@ -63,8 +63,9 @@ from inbox_core.codec import (
 from inbox_core.commands import Command, Completed, Continue, Failed, StepOutcome, followup
 from inbox_core.errors import InvalidSplice
 from inbox_core.events import AgentError, DurableEvent, HostRecord
+from inbox_core.json_values import JsonObject
 from inbox_core.state import AwaitPreStep, AwaitStep, AwaitTurnStopping
-from inbox_core.values import JsonObject, Source
+from inbox_core.values import Source
 from inbox_core.wire import Array, Int, Map, Nullable, Opaque, Scalar, Tagged, Variant
 from tests.core.helpers import Run, busy_session
 
