@@ -8,7 +8,7 @@ status (0 success, 1 failure or invalid input, 2 usage error); it writes to
 asyncio shell (``inbox_core.shell``), ``fuzz`` the Hypothesis suite of
 ``inbox_core.testing`` (a development dependency), ``conform`` a port as a
 child process (``inbox_core.port``; its random runs need Hypothesis too),
-``post`` and ``watch`` a store (``inbox_core.shell.stores``; PostgreSQL needs
+``post`` and ``watch`` a store (``inbox_core.shell.stores.sqlite.store``; PostgreSQL needs
 psycopg).
 """
 
@@ -353,7 +353,7 @@ assert _INTENT_HELP.keys() == INTENTS.keys()
 
 def _store(text: str) -> str:
     from inbox_core.errors import InvalidInput  # noqa: PLC0415
-    from inbox_core.shell.stores import parse_store  # noqa: PLC0415
+    from inbox_core.shell.stores.sqlite.store import parse_store  # noqa: PLC0415
 
     try:
         parse_store(text)

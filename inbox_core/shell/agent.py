@@ -67,9 +67,10 @@ from inbox_core.shell.commit import CommitPath, Subscriber, needs_owner
 from inbox_core.shell.driver import Driver
 from inbox_core.shell.errors import AgentDetached, DriverStopped
 from inbox_core.shell.host import AbortSignal, Host, Recorded, run_job
-from inbox_core.shell.logs import EventLog, MemoryLog
 from inbox_core.shell.serving import PostServer
-from inbox_core.shell.writers import INLINE, Writer
+from inbox_core.shell.stores.base import EventLog
+from inbox_core.shell.stores.memory import MemoryLog
+from inbox_core.shell.stores.writers import INLINE, Writer
 from inbox_core.state import AgentState
 from inbox_core.values import (
     Entry,

@@ -5,7 +5,7 @@ what a command's return promises.
 (what the next command is reduced against, and what ``status`` and ``inbox``
 show), so a typed error reaches the caller with nothing changed and R13/R14
 hold when the command returns. The command's durable events then go to the
-agent's ``Writer`` as one ``Part`` (one atomic write, ``inbox_core.shell.writers``).
+agent's ``Writer`` as one ``Part`` (one atomic write, ``inbox_core.shell.stores.writers``).
 Only once the part is durable is its transition *adopted*: the durable
 ``state`` advances, the turn's ``AbortSignal`` trips, notifications are
 announced, and the agent around the path is told (``after_settle``), so that
@@ -39,9 +39,9 @@ from inbox_core.events import Notification
 from inbox_core.reducer import reduce
 from inbox_core.shell.errors import AgentDetached, DriverStopped
 from inbox_core.shell.host import AbortSignal, wait_in, wake
-from inbox_core.shell.logs import EventLog
-from inbox_core.shell.posts import Consumed
-from inbox_core.shell.writers import INLINE, Part, Writer, write_alone
+from inbox_core.shell.stores.base import EventLog
+from inbox_core.shell.stores.posts import Consumed
+from inbox_core.shell.stores.writers import INLINE, Part, Writer, write_alone
 from inbox_core.state import AgentState, Transition
 from inbox_core.values import ParentCause
 

@@ -23,8 +23,8 @@ from typing import Final, Protocol
 
 from inbox_core.errors import InboxCoreError
 from inbox_core.reducer import reduce
-from inbox_core.shell.logs import LogUnavailable
-from inbox_core.shell.posts import (
+from inbox_core.shell.stores.base import LogUnavailable
+from inbox_core.shell.stores.posts import (
     Consumed,
     PendingPost,
     PostApplied,

@@ -47,10 +47,10 @@ from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
 from inbox_core.shell import durations
 from inbox_core.shell.agent import LoopAgent
 from inbox_core.shell.host import Host
-from inbox_core.shell.logs import EventLog
-from inbox_core.shell.postgres_schema import MAX_LEASE_SECONDS
-from inbox_core.shell.stores import PostgresStore, SqliteStore, open_store, parse_store
-from inbox_core.shell.writers import ThreadWriter, WriteStats
+from inbox_core.shell.stores.base import EventLog
+from inbox_core.shell.stores.postgres.schema import MAX_LEASE_SECONDS
+from inbox_core.shell.stores.sqlite.store import PostgresStore, SqliteStore, open_store, parse_store
+from inbox_core.shell.stores.writers import ThreadWriter, WriteStats
 
 __all__ = ["HostFactory", "Worker", "WorkerStats"]
 

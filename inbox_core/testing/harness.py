@@ -27,7 +27,7 @@ from inbox_core import (
     reduce,
     replay,
 )
-from inbox_core.shell.logs import from_json_lines, to_json_lines
+from inbox_core.shell.stores.jsonl import from_json_lines, to_json_lines
 from inbox_core.testing.checks import (
     InvariantViolation,
     LogChecker,

@@ -16,7 +16,7 @@ import pytest
 from inbox_core import HostRecord, limits
 from inbox_core.cli import main
 from inbox_core.shell import SqliteLog
-from inbox_core.shell.logs import to_json_lines
+from inbox_core.shell.stores.jsonl import to_json_lines
 from inbox_core.testing.hostile import _deep_document
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -30,10 +30,10 @@ from inbox_core.shell import (
     Receipt,
     SqliteLog,
     SqliteStore,
-    watching,
 )
-from inbox_core.shell.logs import CorruptLog, encode_event
-from inbox_core.shell.watching import Batch, EventFeed, decode_batch
+from inbox_core.shell.stores import watching
+from inbox_core.shell.stores.base import CorruptLog, encode_event
+from inbox_core.shell.stores.watching import Batch, EventFeed, decode_batch
 
 from .posts_support import AnyStore, agent_name, until
 from .support import msg, run_async

@@ -39,7 +39,7 @@ import weakref
 from pathlib import Path
 from typing import Any, Final
 
-from inbox_core.shell.posts import NOTIFY_CHANNEL
+from inbox_core.shell.stores.posts import NOTIFY_CHANNEL
 
 __all__ = [
     "PG_POLL_SECONDS",

@@ -29,7 +29,7 @@ import threading
 from typing import Final
 
 from inbox_core.errors import LogOwned
-from inbox_core.shell.logs import LogUnavailable
+from inbox_core.shell.stores.base import LogUnavailable
 
 __all__ = ["OwnerFile", "drop_lock", "held_elsewhere", "take_lock"]
 

@@ -2,7 +2,7 @@
 
 Shared by ``SqliteLog`` (the owner consumes posts inside its append
 transaction) and ``SqliteStore`` (any process posts and reads outcomes). The
-layout comes from ``inbox_core.shell.posts``.
+layout comes from ``inbox_core.shell.stores.posts``.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Final
 
 from inbox_core.errors import LogFenced
-from inbox_core.shell.posts import (
+from inbox_core.shell.stores.posts import (
     SQLITE_DDL,
     SQLITE_INSERT,
     SQLITE_NOW,

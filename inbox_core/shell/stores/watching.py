@@ -35,9 +35,15 @@ import attrs
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent
-from inbox_core.shell.logs import CorruptLog, decode_record
-from inbox_core.shell.posts import PostOutcome, PostPending, PostTimeout, Receipt, UnknownReceipt
 from inbox_core.shell.serving import Wake
+from inbox_core.shell.stores.base import CorruptLog, decode_record
+from inbox_core.shell.stores.posts import (
+    PostOutcome,
+    PostPending,
+    PostTimeout,
+    Receipt,
+    UnknownReceipt,
+)
 
 __all__ = [
     "BATCH_CHARS",

@@ -7,7 +7,7 @@ store.wait``) and follow any agent's log without owning it (``store.watch``,
 and a page of it: ``store.events``). These reads never write (R36 v4: a store
 creates or migrates its database at its first write only), and ``wait`` and
 ``watch`` read in worker threads, shared per agent and event loop
-(``inbox_core.shell.watching``). For workers (R37) they name the agents that
+(``inbox_core.shell.stores.watching``). For workers (R37) they name the agents that
 have work and no live owner (``store.candidates``), renew a worker's leases in
 one statement (``store.renew``) and wake a worker on any post
 (``store.work_wake``). A store object is safe to use from several threads;
@@ -30,10 +30,9 @@ from typing import TYPE_CHECKING, Any, Final
 from inbox_core import limits
 from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent
-from inbox_core.shell import sqlite_posts, sqlite_reading
-from inbox_core.shell.logs import LogUnavailable
-from inbox_core.shell.owners import held_elsewhere
-from inbox_core.shell.postgres_schema import (
+from inbox_core.shell.serving import Wake
+from inbox_core.shell.stores.base import LogUnavailable
+from inbox_core.shell.stores.postgres.schema import (
     CANDIDATES,
     HOLDER,
     PENDING,
@@ -42,7 +41,7 @@ from inbox_core.shell.postgres_schema import (
     create_tables,
     psycopg_module,
 )
-from inbox_core.shell.posts import (
+from inbox_core.shell.stores.posts import (
     PG_INSERT,
     PG_POSTS,
     PendingPost,
@@ -53,17 +52,19 @@ from inbox_core.shell.posts import (
     outcome_from_row,
     post_key,
 )
-from inbox_core.shell.serving import Wake
-from inbox_core.shell.sqlite import SqliteLog
-from inbox_core.shell.sqlite_reading import SqliteReader
-from inbox_core.shell.sqlite_schema import (
+from inbox_core.shell.stores.sqlite import posts as sqlite_posts
+from inbox_core.shell.stores.sqlite import reading as sqlite_reading
+from inbox_core.shell.stores.sqlite.log import SqliteLog
+from inbox_core.shell.stores.sqlite.owners import held_elsewhere
+from inbox_core.shell.stores.sqlite.reading import SqliteReader
+from inbox_core.shell.stores.sqlite.schema import (
     database_path,
     regular_or_absent,
     sqlite_errors,
     timeout_seconds,
 )
-from inbox_core.shell.wakes import SqliteWake, pg_listener, sqlite_bell
-from inbox_core.shell.watching import (
+from inbox_core.shell.stores.wakes import SqliteWake, pg_listener, sqlite_bell
+from inbox_core.shell.stores.watching import (
     BATCH_EVENTS,
     Batch,
     Watching,
@@ -77,7 +78,7 @@ if TYPE_CHECKING:
     import psycopg
 
     from inbox_core.commands import Command
-    from inbox_core.shell.postgres import PostgresLog
+    from inbox_core.shell.stores.postgres.log import PostgresLog
 
 __all__ = ["PostgresStore", "SqliteStore", "open_store", "parse_store"]
 
@@ -473,7 +474,7 @@ class PostgresStore(_Store):
 
     def log(self, agent_id: str, **options: Any) -> PostgresLog:
         """Agent ``agent_id``'s log in this database (options as ``PostgresLog``'s)."""
-        from inbox_core.shell.postgres import PostgresLog  # noqa: PLC0415
+        from inbox_core.shell.stores.postgres.log import PostgresLog  # noqa: PLC0415
 
         return PostgresLog(self._conninfo, agent_id, **options)
 

@@ -1,7 +1,7 @@
 """``SqliteLog``: many agents' durable logs in one SQLite database file (stdlib ``sqlite3``).
 
 The file's schema, its checks and this process's connections to it live in
-``inbox_core.shell.sqlite_schema``. Ownership (R29) is an open file
+``inbox_core.shell.stores.sqlite.schema``. Ownership (R29) is an open file
 description lock on one byte of ``<database>-owners`` per agent (see
 ``OwnerFile``). The read-only readers at the end (``iter_sqlite_log``,
 ``sqlite_agent_ids``) change nothing and create no file: what ``inbox-core
@@ -22,17 +22,17 @@ from typing import Any, Final, TypeVar
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
-from inbox_core.shell import sqlite_posts
-from inbox_core.shell.logs import (
+from inbox_core.shell.stores.base import (
     LogUnavailable,
     decode_rows,
     encode_event,
     fenced,
     iter_rows,
 )
-from inbox_core.shell.owners import OwnerFile, drop_lock, take_lock
-from inbox_core.shell.posts import Consumed, PendingPost
-from inbox_core.shell.sqlite_schema import (
+from inbox_core.shell.stores.posts import Consumed, PendingPost
+from inbox_core.shell.stores.sqlite import posts as sqlite_posts
+from inbox_core.shell.stores.sqlite.owners import OwnerFile, drop_lock, take_lock
+from inbox_core.shell.stores.sqlite.schema import (
     SCHEMA_VERSION,
     SQLITE_HEADER,
     SqliteConnections,
@@ -45,8 +45,8 @@ from inbox_core.shell.sqlite_schema import (
     timeout_seconds,
     typed_error,
 )
-from inbox_core.shell.wakes import SqliteWake, sqlite_bell
-from inbox_core.shell.writers import Part, work_after
+from inbox_core.shell.stores.wakes import SqliteWake, sqlite_bell
+from inbox_core.shell.stores.writers import Part, work_after
 
 __all__ = [
     "SCHEMA_VERSION",

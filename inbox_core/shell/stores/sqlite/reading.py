@@ -32,11 +32,11 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Final, TypeVar
 
-from inbox_core.shell import sqlite_posts
-from inbox_core.shell.connections import PerThread
-from inbox_core.shell.posts import PostOutcome
-from inbox_core.shell.sqlite import read_only
-from inbox_core.shell.sqlite_schema import (
+from inbox_core.shell.stores.connections import PerThread
+from inbox_core.shell.stores.posts import PostOutcome
+from inbox_core.shell.stores.sqlite import posts as sqlite_posts
+from inbox_core.shell.stores.sqlite.log import read_only
+from inbox_core.shell.stores.sqlite.schema import (
     classify,
     regular_or_absent,
     sqlite_errors,

@@ -9,7 +9,7 @@ Schema (``PRAGMA user_version = 2``, WAL journal)::
     CREATE TABLE agents (              -- R37: which agents need an owner
         agent_id TEXT PRIMARY KEY, work INTEGER NOT NULL CHECK (work IN (0, 1))) WITHOUT ROWID
 
-plus the posts table of ``inbox_core.shell.posts`` (R35). A file is used only
+plus the posts table of ``inbox_core.shell.stores.posts`` (R35). A file is used only
 when it really is an inbox-core log: a v2 file, a v1 file (``events(seq
 INTEGER PRIMARY KEY, event TEXT)``, one agent; migrated in place to agent
 ``"default"``) or an empty database. Anything else (a text file, another
@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Final, Literal
 
 from inbox_core.errors import InboxCoreError, InvalidInput
-from inbox_core.shell.connections import PerThread
-from inbox_core.shell.logs import CorruptLog, IncompatibleLog, LogUnavailable
+from inbox_core.shell.stores.base import CorruptLog, IncompatibleLog, LogUnavailable
+from inbox_core.shell.stores.connections import PerThread
 
 __all__ = [
     "AGENTS_DDL",

@@ -34,8 +34,8 @@ import attrs
 
 from inbox_core.errors import InboxCoreError
 from inbox_core.events import DurableEvent, InboxSpliced, TurnEnded, TurnStarted
-from inbox_core.shell.logs import EventLog, LogUnavailable
-from inbox_core.shell.posts import Consumed
+from inbox_core.shell.stores.base import EventLog, LogUnavailable
+from inbox_core.shell.stores.posts import Consumed
 
 __all__ = [
     "GroupLog",

@@ -1,8 +1,8 @@
 """The PostgreSQL database behind ``PostgresLog`` and ``PostgresStore``: its tables, the
 statements that touch them, and this process's connections to it.
 
-The table layout is the one of ``inbox_core.shell.postgres`` (and specs/shell.md);
-the posts table and its triggers come from ``inbox_core.shell.posts``.
+The table layout is the one of ``inbox_core.shell.stores.postgres.log`` (and specs/shell.md);
+the posts table and its triggers come from ``inbox_core.shell.stores.posts``.
 Connections (``PgConnections``): one autocommit connection per connection string
 and thread, shared by every ``PostgresLog`` of that database in this process, so a
 worker serving a thousand agents holds a few connections, not a thousand.
@@ -16,8 +16,8 @@ import weakref
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core.errors import InvalidInput
-from inbox_core.shell.connections import PerThread
-from inbox_core.shell.posts import PG_DDL, PG_POSTS
+from inbox_core.shell.stores.connections import PerThread
+from inbox_core.shell.stores.posts import PG_DDL, PG_POSTS
 
 if TYPE_CHECKING:
     import psycopg
@@ -191,7 +191,7 @@ SELECT to_regclass('inbox_core_events') IS NOT NULL
 
 def create_tables(conn: psycopg.Connection[Any]) -> None:
     """Create the tables if missing (idempotent, safe from many workers at once): events,
-    owners, and the posts table with the triggers that notify (``inbox_core.shell.posts``).
+    owners, and the posts table with the triggers that notify (``inbox_core.shell.stores.posts``).
     A database that has them all is only read (the DDL would lock the tables every
     connection writes to)."""
     if conn in _PREPARED:

@@ -51,9 +51,9 @@ from typing import TYPE_CHECKING, Any, Final
 from inbox_core import limits
 from inbox_core.errors import InboxCoreError, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
-from inbox_core.shell import postgres_schema as sql
-from inbox_core.shell.logs import LogUnavailable, decode_rows, encode_event, fenced
-from inbox_core.shell.postgres_schema import (
+from inbox_core.shell.stores.base import LogUnavailable, decode_rows, encode_event, fenced
+from inbox_core.shell.stores.postgres import schema as sql
+from inbox_core.shell.stores.postgres.schema import (
     DEFAULT_LEASE_SECONDS,
     MAX_LEASE_SECONDS,
     PgConnections,
@@ -62,9 +62,9 @@ from inbox_core.shell.postgres_schema import (
     lease_seconds,
     psycopg_module,
 )
-from inbox_core.shell.posts import Consumed, PendingPost
-from inbox_core.shell.wakes import PgWake, pg_listener
-from inbox_core.shell.writers import Part, work_after
+from inbox_core.shell.stores.posts import Consumed, PendingPost
+from inbox_core.shell.stores.wakes import PgWake, pg_listener
+from inbox_core.shell.stores.writers import Part, work_after
 
 if TYPE_CHECKING:
     import psycopg
@@ -463,8 +463,8 @@ _lease: Final = lease_seconds
 
 
 if TYPE_CHECKING:
-    from inbox_core.shell.logs import EventLog
-    from inbox_core.shell.writers import GroupLog
+    from inbox_core.shell.stores.base import EventLog
+    from inbox_core.shell.stores.writers import GroupLog
 
     def _is_event_log(log: PostgresLog) -> EventLog:
         return log  # mypy: PostgresLog satisfies the EventLog protocol
