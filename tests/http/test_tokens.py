@@ -231,3 +231,24 @@ def test_r39_any_authorization_header_but_the_token_is_401_and_writes_nothing(
         assert status == 401
         assert challenge.startswith("Bearer")
         assert post_rows(store, "x") == before
+
+
+@run_async
+async def test_r39_r40_the_inspectors_files_at_root_need_no_token(
+    fresh_store: AnyStore, tmp_path: Any
+) -> None:
+    ui = tmp_path / "ui"
+    ui.mkdir()
+    (ui / "index.html").write_text("<!doctype html><title>inspector</title>")
+    (ui / "app.js").write_text("export {}")
+    fresh_store.tokens.add("only", ["read"], "*")
+    async with front(fresh_store, ui_directory=ui) as client:
+        page = await client.get("/")
+        script = await client.get("/app.js")
+        api = await client.get("/v1/agents")
+        missing = await client.get("/nothing.js")
+    assert page.status_code == 200
+    assert "inspector" in page.text
+    assert script.status_code == 200
+    problem(api, 401, "Unauthorized")
+    problem(missing, 404, "Not Found")
