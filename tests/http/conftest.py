@@ -17,6 +17,8 @@ import pytest
 from tests.shell.conftest import pg, pg_server, skip_slow  # noqa: F401 - PostgreSQL fixtures
 from tests.shell.posts_support import AnyStore, backend, pg_url, store  # noqa: F401
 
+from .support import prepared
+
 HERE = Path(__file__).resolve().parent
 
 
@@ -42,7 +44,7 @@ def fresh(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[AnyS
         made = PostgresStore(conninfo)
         spec = pg_url(conninfo)
     try:
-        yield made, spec
+        yield prepared(made), spec
     finally:
         made.close()
 

@@ -16,7 +16,7 @@ from inbox_core.http import create_app
 from inbox_core.shell import SqliteStore
 from tests.shell.support import run_async
 
-from .support import AnyStore, client_of, post_rows, raw_request
+from .support import AnyStore, client_of, post_rows, prepared, raw_request
 
 PATHS = ("followup", "queue", "steer", "inject", "commands")
 AGENT = "hostile"
@@ -45,7 +45,7 @@ intent_like = st.fixed_dictionaries(
 
 @pytest.fixture(scope="module")
 def sqlite_app(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    store = SqliteStore(tmp_path_factory.mktemp("hostile") / "agents.db")
+    store = prepared(SqliteStore(tmp_path_factory.mktemp("hostile") / "agents.db"))
     yield store, create_app(store, max_body_size=4096)
     store.close()
 
@@ -137,7 +137,7 @@ def test_r39_any_content_type_but_json_is_415(sqlite_app: Any, content_type: str
 async def test_r39_bounded_and_malformed_headers(
     headers: list[tuple[str, str]], status: int, tmp_path: Any
 ) -> None:
-    store = SqliteStore(tmp_path / "agents.db")
+    store = prepared(SqliteStore(tmp_path / "agents.db"))
     try:
         app = create_app(store)
         body = b'{"message": {"content": "x"}}'

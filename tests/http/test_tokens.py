@@ -17,7 +17,16 @@ from inbox_core.shell.tokens import TokenExists, glob_matches, token_hash
 from tests.shell.posts_support import execute
 from tests.shell.support import run_async
 
-from .support import AnyStore, client_of, front, message_body, post_rows, problem, stream
+from .support import (
+    AnyStore,
+    client_of,
+    front,
+    message_body,
+    post_rows,
+    prepared,
+    problem,
+    stream,
+)
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -203,7 +212,7 @@ def guarded(tmp_path_factory: pytest.TempPathFactory) -> Any:
     from inbox_core.http import create_app
     from inbox_core.shell import SqliteStore
 
-    store = SqliteStore(tmp_path_factory.mktemp("guarded") / "agents.db")
+    store = prepared(SqliteStore(tmp_path_factory.mktemp("guarded") / "agents.db"))
     secret = store.tokens.add("only", ["read", "post"], "*")
     yield store, secret, create_app(store)
     store.close()
