@@ -20,8 +20,7 @@ import os
 import sys
 
 from inbox_core import HostRecord, create_user_message, followup
-from inbox_core.shell import AbortSignal, EchoHost, PostApplied, Recorded, Worker
-from inbox_core.shell.stores import open_store
+from inbox_core.shell import AbortSignal, EchoHost, PostApplied, Recorded, Worker, open_store
 
 
 class Greeter(EchoHost):

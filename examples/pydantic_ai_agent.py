@@ -8,7 +8,7 @@ one line ``MODEL = OFFLINE`` below, e.g. ``MODEL = "openai:gpt-5-mini"`` (then `
 install 'pydantic-ai-slim[openai]'`` and set ``OPENAI_API_KEY``), or any other model name
 or ``Model`` pydantic-ai knows.
 
-What it shows (``pip install 'inbox-core[pydantic-ai]'``):
+What it shows (``pip install -e '.[pydantic-ai]'`` from the checkout):
 
 1. a question that needs a tool (step 1 calls it, step 2 answers with its result) and a
    steer sent while the answer streams, which joins the same turn at its next step;
@@ -17,6 +17,9 @@ What it shows (``pip install 'inbox-core[pydantic-ai]'``):
 3. the process "restarts": a new host and agent over the same SQLite log restore the
    conversation from the log alone and go on with it;
 4. a maintenance job compacts the history into one summary; the next request starts there.
+
+Whatever the model does (fails every request, answers without text, cannot stream), the
+program ends and prints each turn's error.
 
 Under a worker (``inbox-core serve``, R37) ``make_host`` is the factory: the worker calls
 ``make_host(agent_id)`` each time it opens an agent, and ``LoopAgent`` restores that agent's
@@ -53,7 +56,7 @@ from pydantic_ai.messages import (
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.models.function import AgentInfo, DeltaToolCall, FunctionModel
 
-from inbox_core import RecordsTranscript, create_user_message, fates, transcript
+from inbox_core import ErrorReason, RecordsTranscript, create_user_message, fates, transcript
 from inbox_core.integrations.pydantic_ai import PydanticAIHost
 from inbox_core.shell import LoopAgent, SqliteLog
 
@@ -121,6 +124,16 @@ class Console:
             self.line = []
 
 
+async def until_answering(console: Console, agent: LoopAgent, turn: int) -> None:
+    """Wait for ``turn``'s first text, or for the agent to be idle: whatever the model does
+    (fails, answers without text), this returns."""
+    answering = asyncio.ensure_future(console.answering(turn))
+    idle = asyncio.ensure_future(agent.when_idle())
+    await asyncio.wait({answering, idle}, return_when=asyncio.FIRST_COMPLETED)
+    answering.cancel()
+    idle.cancel()
+
+
 _MODELS: dict[str, Model] = {}
 
 
@@ -164,14 +177,14 @@ async def main(
     agent = LoopAgent(host, log=SqliteLog(path))
     turn = agent.state.last_turn + 1
     agent.followup(user("What is the weather in Paris?"))
-    await console.answering(turn)  # step 1 called the tool; step 2 answers
+    await until_answering(console, agent, turn)  # step 1 called the tool; step 2 answers
     agent.steer(user("Also say whether I need an umbrella."))
     await agent.when_idle()
     console.flush()
 
     out("2. a followup waits for its own turn; a stop mid-answer keeps it")
     agent.followup(user("Tell me the history of Rome."))
-    await console.answering(turn + 1)
+    await until_answering(console, agent, turn + 1)
     agent.followup(user("And what is the weather in Rome?"))
     agent.cancel(keep_inbox=True)
     await agent.when_idle()
@@ -190,7 +203,10 @@ async def main(
     console.flush()
 
     out("4. compaction: one summary replaces the history")
-    await agent.run_maintenance(host.compact)
+    try:
+        await agent.run_maintenance(host.compact)
+    except Exception as error:  # the model failed: the history stays as it was
+        out(f"  compaction failed: {type(error).__name__}: {error}")
     out(f"  history: {[m.kind for m in host.history]}")
     agent.followup(user("Thanks!"))
     await agent.when_idle()
@@ -202,8 +218,10 @@ async def main(
         if isinstance(block, RecordsTranscript):
             out(f"  between turns: {[record.type for record in block.records]}")
         else:
-            reason = block.reason.kind if block.reason else "open"
-            out(f"  turn {block.turn}: {reason}, {len(block.steps)} steps")
+            reason = block.reason
+            said = f" ({reason.code}: {reason.message})" if isinstance(reason, ErrorReason) else ""
+            kind = reason.kind if reason else "open"
+            out(f"  turn {block.turn}: {kind}, {len(block.steps)} steps{said}")
     counts: dict[str, int] = {}
     for fate in fates(events).values():
         counts[fate.kind] = counts.get(fate.kind, 0) + 1

@@ -215,3 +215,20 @@ def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
             continue  # needs the pydantic-ai extra (tests/integrations skip without it too)
         exec(compile(block, "README.md", "exec"), {"__name__": "readme_example"})
     assert (tmp_path / "agent.db").exists()
+
+
+def test_readme_sending_example_runs_both_turns_to_their_end(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """README "Sending from any process" (R35, R34): the guarded post it says ran does run:
+    alice's log ends both turns ``completed`` (the example once disposed turn 2 at once)."""
+    from inbox_core import TurnEnded
+    from inbox_core.shell import SqliteLog
+
+    monkeypatch.chdir(tmp_path)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "mail.db" in b]
+    exec(compile(block, "README.md", "exec"), {"__name__": "readme_example"})
+    with SqliteLog(tmp_path / "mail.db", agent_id="alice") as log:
+        ends = [e for e in log.read() if isinstance(e, TurnEnded)]
+    assert [(e.turn, e.reason.kind) for e in ends] == [(1, "completed"), (2, "completed")]

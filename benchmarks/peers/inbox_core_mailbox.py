@@ -197,7 +197,11 @@ class InboxCoreMailbox:
     text: str = ""
 
     def prepare(self) -> None:
-        _store(self.target).close()  # creates the tables (or the file)
+        store = _store(self.target)
+        try:
+            store.prepare()  # creates the tables (or the file)
+        finally:
+            store.close()
 
     def producer(self) -> _Producer:
         return _Producer(self.target)

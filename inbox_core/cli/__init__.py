@@ -22,7 +22,14 @@ from typing import Any, Final, Protocol, cast
 from inbox_core.cli.conform import run_conform
 from inbox_core.cli.demo import run_demo
 from inbox_core.cli.frontdoor import parse_bind, register
-from inbox_core.cli.posting import INTENTS, parse_expect, run_post, run_watch
+from inbox_core.cli.posting import (
+    INTENTS,
+    parse_expect,
+    parse_since,
+    parse_wait_timeout,
+    run_post,
+    run_watch,
+)
 from inbox_core.cli.render import (
     EXIT_FAILURE,
     EXIT_OK,
@@ -35,6 +42,7 @@ from inbox_core.cli.render import (
 )
 from inbox_core.cli.replay import run_replay
 from inbox_core.cli.serving import run_serve
+from inbox_core.limits import MAX_SAFE_INTEGER
 from inbox_core.vectors import run_vector_file, vector_files
 
 PACKAGE_ROOT: Final = Path(__file__).resolve().parents[2]
@@ -112,8 +120,8 @@ def _cmd_fuzz(args: argparse.Namespace) -> int:
     except ImportError as error:
         err(
             f"inbox-core fuzz: the invariant suite cannot load ({error}).\n"
-            "Install the development extras: pip install 'inbox-core[dev]' (or pip install"
-            " hypothesis)."
+            "Install the development extras from the checkout: pip install -e '.[dev]' (or"
+            " pip install hypothesis)."
         )
         return EXIT_FAILURE
     out(
@@ -237,7 +245,7 @@ Run the Hypothesis stateful machine of inbox_core.testing: random command
 sequences against the reducer, checking the invariants I1-I12 after every
 step (replay of every log prefix included). Prints progress and a summary;
 on a violation prints the shrunk failing example and exits 1. Needs the
-development extras (pip install 'inbox-core[dev]').""",
+development extras (pip install -e '.[dev]' from the checkout).""",
         """\
 examples:
   inbox-core fuzz --examples 200 --seed 7
@@ -270,21 +278,27 @@ examples:
     "post": (
         "post a command to an agent from any process",
         """\
-Write one caller command for agent AGENT into STORE (sqlite:PATH or a
-postgresql:// URL) and print its receipt (the post's number). The post is
-durable when the command returns; the process that owns the agent's log
-applies it exactly once, after the posts made before it (R35), and an agent
-nobody serves applies it when it is next opened. A --key already posted for
-that agent returns the first post's receipt and posts nothing. With --wait,
-wait for the owner's decision: print 'applied' (exit 0) or 'rejected:' with
-the typed error (exit 1), or exit 1 after --timeout while it is pending.""",
+Write one caller command for agent AGENT into STORE (sqlite:PATH, a
+postgresql:// URL or a libpq connection string such as "host=db dbname=x")
+and print its receipt (the post's number). The post is durable when the
+command returns; the process that owns the agent's log applies it exactly
+once, after the posts made before it (R35), and an agent nobody serves
+applies it when it is next opened. A --key already posted for that agent
+returns the first post's receipt and posts nothing. With --wait, wait for
+the owner's decision: print 'applied' (exit 0) or 'rejected:' with the typed
+error (exit 1), or exit 1 after --timeout while it is pending, saying whether
+anyone serves the agent. --receipt N posts nothing and prints post N's
+outcome again ('pending' too; exit 0 only for 'applied'); --pending lists the
+agent's unconsumed posts (number and command as stored, oldest first).""",
         """\
 examples:
   inbox-core post sqlite:agents.db alice --followup "summarize the thread" --wait
   inbox-core post sqlite:agents.db alice --steer "shorter, please" --expect turn:3
   inbox-core post sqlite:agents.db alice --queue "and then the tests" --key ui-4711
   inbox-core post postgresql://app@db/agents alice --cancel --keep-inbox
-  inbox-core post sqlite:agents.db alice --followup "only if idle" --expect idle --wait""",
+  inbox-core post sqlite:agents.db alice --followup "only if idle" --expect idle --wait
+  inbox-core post "host=db dbname=agents" alice --receipt 42 --wait
+  inbox-core post sqlite:agents.db alice --pending""",
     ),
     "watch": (
         "print an agent's events live, from any process",
@@ -303,27 +317,35 @@ examples:
     "serve": (
         "serve the agents of a store that have work (a worker)",
         """\
-Run a worker over STORE (sqlite:PATH or a postgresql:// URL) until SIGTERM or
-SIGINT: it opens every agent that has work (an unconsumed post, or an open
-turn or waking work left by an owner that died or detached) and no live
-owner, up to --max-agents, with the Host that FACTORY(agent_id) returns
-(--host MODULE:FACTORY; the current directory is importable), applies its
-posts, drives its turns, and detaches it after --idle-seconds idle. Any
-number of workers share a store: each agent is served by one at a time
-(R29, R37). Store I/O runs off the event loop, batched across agents. On
-SIGTERM every agent is detached (its inbox stays in the log) and the worker
-exits 0; after SIGKILL the next worker resumes its agents. One line of
-statistics per --stats-seconds goes to standard error. With --http HOST:PORT the
-same process also serves the store over HTTP (as 'inbox-core http' does).""",
+Run a worker over STORE (sqlite:PATH, a postgresql:// URL or a libpq
+connection string) until SIGTERM or SIGINT: it opens every agent that has work
+(an unconsumed post, or an open turn or waking work left by an owner that died
+or detached) and no live owner, up to --max-agents, with the Host that
+FACTORY(agent_id) returns (--host MODULE:FACTORY, MODULE a module name, the
+current directory importable, or a path/to/file.py), applies its posts, drives
+its turns, and detaches it after --idle-seconds idle. Any number of workers
+share a store: each agent is served by one at a time (R29, R37). Store I/O
+runs off the event loop, batched across agents. On SIGTERM or SIGINT every
+agent is detached (its inbox stays in the log) and the worker exits 0; a hook
+that ignores its abort signal is abandoned after --grace seconds (at once on a
+second signal) and its log released all the same; after SIGKILL the next
+worker resumes its agents. A factory or hook that raises anything costs only
+its agent. Options out of range are usage errors (exit 2) before the store is
+opened. One line of statistics per --stats-seconds goes to standard error. With
+--http HOST:PORT the same process also serves the store over HTTP (as 'inbox-core
+http' does).""",
         """\
 examples:
   inbox-core serve sqlite:agents.db --host inbox_core.shell.echo:echo_host
   inbox-core serve postgresql://app@db/agents --host myhosts:make_host --max-agents 500
+  inbox-core serve "host=db dbname=agents" --host ./hosts.py:make_host --grace 10
   inbox-core serve sqlite:agents.db --host inbox_core.shell.echo:echo_host --http 127.0.0.1:8000
   inbox-core post sqlite:agents.db alice --followup "hello" --wait""",
     ),
 }
 
+
+STORE_HELP: Final = "sqlite:PATH, postgresql://... or a libpq string ('host=... dbname=...')"
 
 _INTENT_HELP: Final = {
     "followup": "next-turn, waking (a prompt with a turn of its own)",
@@ -355,6 +377,13 @@ def _positive(text: str) -> int:
     return value
 
 
+def _receipt(text: str) -> int:
+    value = _integer(text)
+    if not 1 <= value <= MAX_SAFE_INTEGER:
+        raise argparse.ArgumentTypeError(f"a post's number is in [1, 2**53 - 1], got {text}")
+    return value
+
+
 def _count(text: str) -> int:
     value = _integer(text)
     if value < 0:
@@ -369,6 +398,16 @@ def _seconds(text: str) -> float:
         raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text}")
+    return value
+
+
+def _grace(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0, got {text}")
     return value
 
 
@@ -485,7 +524,7 @@ def build_parser() -> argparse.ArgumentParser:
     conform.add_argument("--json", action="store_true", help="print one JSON summary at the end")
 
     post = command("post", run_post)
-    post.add_argument("store", type=_store, metavar="STORE", help="sqlite:PATH or postgresql://...")
+    post.add_argument("store", type=_store, metavar="STORE", help=STORE_HELP)
     post.add_argument("agent", metavar="AGENT", help="the agent's id")
     what = post.add_mutually_exclusive_group()
     for intent, meaning in _INTENT_HELP.items():
@@ -497,6 +536,17 @@ def build_parser() -> argparse.ArgumentParser:
             help=f"post TEXT as a message: {meaning}",
         )
     what.add_argument("--cancel", action="store_true", help="post a cancel of the live turn")
+    what.add_argument(
+        "--receipt",
+        type=_receipt,
+        metavar="N",
+        help="post nothing: show the outcome of post N again (with --wait, wait for it)",
+    )
+    what.add_argument(
+        "--pending",
+        action="store_true",
+        help="post nothing: list the agent's pending posts, oldest first",
+    )
     post.add_argument(
         "--keep-inbox", action="store_true", help="with --cancel: keep the pending input"
     )
@@ -511,19 +561,21 @@ def build_parser() -> argparse.ArgumentParser:
     post.add_argument("--wait", action="store_true", help="wait for the owner's decision")
     post.add_argument(
         "--timeout",
-        type=_seconds,
+        type=parse_wait_timeout,
         default=30.0,
         metavar="T",
         help="seconds --wait waits (default 30)",
     )
 
     watch = command("watch", run_watch)
-    watch.add_argument(
-        "store", type=_store, metavar="STORE", help="sqlite:PATH or postgresql://..."
-    )
+    watch.add_argument("store", type=_store, metavar="STORE", help=STORE_HELP)
     watch.add_argument("agent", metavar="AGENT", help="the agent's id")
     watch.add_argument(
-        "--since", type=_count, default=0, metavar="SEQ", help="the first seq shown (default 0)"
+        "--since",
+        type=parse_since,
+        default=0,
+        metavar="SEQ",
+        help="the first seq shown (default 0)",
     )
     watch.add_argument(
         "--no-follow",
@@ -534,14 +586,13 @@ def build_parser() -> argparse.ArgumentParser:
     watch.add_argument("--json", action="store_true", help="one JSON event per line")
 
     serve = command("serve", run_serve)
-    serve.add_argument(
-        "store", type=_store, metavar="STORE", help="sqlite:PATH or postgresql://..."
-    )
+    serve.add_argument("store", type=_store, metavar="STORE", help=STORE_HELP)
     serve.add_argument(
         "--host",
         required=True,
         metavar="MODULE:FACTORY",
-        help="FACTORY(agent_id) returns the agent's Host",
+        help="FACTORY(agent_id) returns the agent's Host; MODULE is a module name or a"
+        " path/to/file.py",
     )
     serve.add_argument(
         "--max-agents",
@@ -569,7 +620,15 @@ def build_parser() -> argparse.ArgumentParser:
         type=_seconds,
         default=None,
         metavar="S",
-        help="PostgreSQL: each agent's lease (default 30)",
+        help="PostgreSQL: each agent's lease, at most 86400 (default 30)",
+    )
+    serve.add_argument(
+        "--grace",
+        type=_grace,
+        default=30.0,
+        metavar="S",
+        help="at a stop, abandon a hook that ignores its abort signal after S s (default 30;"
+        " a second signal abandons at once)",
     )
     serve.add_argument(
         "--stats-seconds",

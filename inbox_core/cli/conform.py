@@ -108,7 +108,8 @@ def _phases(port: PortProcess, args: argparse.Namespace, vectors: Path, report: 
     except ImportError as error:
         err(
             f"inbox-core conform: random runs need Hypothesis ({error}); install it with"
-            " pip install 'inbox-core[conform]', or pass --examples 0 for the vectors alone"
+            " pip install hypothesis (from the checkout: pip install -e '.[conform]'), or pass"
+            " --examples 0 for the vectors alone"
         )
         return EXIT_FAILURE
     report.say(

@@ -29,9 +29,11 @@ __all__ = [
     "Bind",
     "FrontServer",
     "RefusedBind",
+    "WithFront",
     "front_server",
     "parse_bind",
     "run_http",
+    "run_together",
 ]
 
 DEFAULT_BIND: Final = "127.0.0.1:8000"
@@ -136,18 +138,28 @@ class FrontServer:
             log_config=None,
         )
         self.server = Server(config)
+        self._loop: asyncio.AbstractEventLoop | None = None
 
     def stop(self, *, now: bool = False) -> None:
         """End the event streams and stop listening; ``now``: without waiting for requests
-        in flight."""
+        in flight. Safe from a signal handler or another thread (it sets flags and hands
+        the rest to the server's loop)."""
+        self.server.should_exit = True
+        self.server.force_exit = self.server.force_exit or now
+        if self._loop is not None:
+            with contextlib.suppress(RuntimeError):  # the loop is closed: it has ended
+                self._loop.call_soon_threadsafe(self._close_streams)
+
+    def _close_streams(self) -> None:
         from inbox_core.http.app import door_of  # noqa: PLC0415
 
         door_of(self.app).close()
-        self.server.should_exit = True
-        self.server.force_exit = self.server.force_exit or now
 
     async def serve(self) -> None:
         """Serve until ``stop``; ``OSError`` when the address cannot be bound."""
+        self._loop = asyncio.get_running_loop()
+        if self.server.should_exit:  # stopped before it started
+            self._close_streams()
         try:
             await self.server.serve()
         except SystemExit:  # uvicorn's way of saying it could not bind
@@ -174,37 +186,55 @@ def front_server(
     return FrontServer(app, bind, quiet=quiet)
 
 
-async def serve_until_signal(
+class WithFront:
+    """What a signal stops in ``serve --http`` (``cli.shutdown.Shutdown`` calls ``stop`` from
+    its handler): the worker and the front door beside it; a second signal stops the front
+    door without waiting for requests in flight (and the worker abandons its hooks)."""
+
+    def __init__(self, worker: Any, front: FrontServer) -> None:
+        self.worker = worker
+        self.front = front
+        self.stops = 0
+
+    def stop(self) -> None:
+        self.stops += 1
+        self.worker.stop()
+        self.front.stop(now=self.stops > 1)
+
+
+async def run_together(
     front: FrontServer,
     beside: Callable[[], Awaitable[None]] | None = None,
     on_stop: Callable[[], None] | None = None,
 ) -> None:
-    """Serve ``front`` (and run ``beside()``, a worker) until SIGTERM or SIGINT."""
-    loop = asyncio.get_running_loop()
-    signals = 0
-
-    def stop() -> None:
-        front.stop()
-        if on_stop is not None:
-            on_stop()
-
-    def signalled() -> None:  # a second signal: stop without waiting for requests in flight
-        nonlocal signals
-        signals += 1
-        front.stop(now=signals > 1)
-        stop()
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, signalled)
+    """Serve ``front`` and run ``beside()`` (a worker); when one ends (stopped, or failed),
+    the other is stopped too (``front.stop``, ``on_stop``); the first failure is raised."""
     tasks = [asyncio.ensure_future(front.serve())]
     if beside is not None:
         tasks.append(asyncio.ensure_future(beside()))
+    await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
+    front.stop()
+    if on_stop is not None:
+        on_stop()
+    await asyncio.wait(tasks)
+    for task in tasks:
+        task.result()
+
+
+async def serve_until_signal(front: FrontServer) -> None:
+    """Serve ``front`` until SIGTERM or SIGINT (a second one: without waiting)."""
+    loop = asyncio.get_running_loop()
+    signals = 0
+
+    def signalled() -> None:
+        nonlocal signals
+        signals += 1
+        front.stop(now=signals > 1)
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, signalled)
     try:
-        await asyncio.wait(tasks, return_when=asyncio.FIRST_COMPLETED)
-        stop()  # one ended (stopped, or failed): the other follows
-        await asyncio.wait(tasks)
-        for task in tasks:
-            task.result()
+        await run_together(front)
     finally:
         for signum in (signal.SIGTERM, signal.SIGINT):
             loop.remove_signal_handler(signum)

@@ -1,24 +1,29 @@
 """``inbox-core post`` and ``inbox-core watch``: delivery from any process (R35, R36).
 
-``post`` writes one caller command for an agent into a store (``sqlite:PATH``
-or a ``postgresql://`` URL) and prints its receipt; with ``--wait`` it waits
-for the agent's owner to decide it. ``watch`` prints an agent's durable
-events in the demo's timeline form as they are appended (a ``tail -f`` for
-an agent), without owning it. Both need no ownership and change no log.
+``post`` writes one caller command for an agent into a store (``sqlite:PATH``,
+a ``postgresql://`` URL or a libpq connection string) and prints its receipt;
+with ``--wait`` it waits for the agent's owner to decide it, and says when
+nobody serves the agent. ``post --receipt N`` shows post N's outcome again
+(waiting for it with ``--wait``); ``post --pending`` lists the agent's
+unconsumed posts. ``watch`` prints an agent's durable events in the demo's
+timeline form as they are appended (a ``tail -f`` for an agent), without
+owning it. They need no ownership and change no log.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core import limits
 from inbox_core.cli.render import (
     EXIT_FAILURE,
     EXIT_OK,
     EXIT_USAGE,
+    clip,
     err,
     format_durable,
     out,
@@ -36,13 +41,52 @@ from inbox_core.commands import (
     queue,
     steer,
 )
-from inbox_core.errors import InboxCoreError
+from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.values import UserMessage, create_user_message
 
-__all__ = ["INTENTS", "parse_expect", "run_post", "run_watch"]
+if TYPE_CHECKING:
+    from inbox_core.shell.posts import PostOutcome, Receipt
+
+__all__ = [
+    "INTENTS",
+    "parse_expect",
+    "parse_since",
+    "parse_wait_timeout",
+    "run_post",
+    "run_watch",
+]
 
 INTENTS: Final = {"followup": followup, "queue": queue, "steer": steer, "inject": inject}
 """The four intents ``post`` offers, by flag (R15)."""
+PENDING_SHOWN: Final = 1000
+"""The most posts ``post --pending`` lists (the oldest: those applied first)."""
+_PAGE: Final = 1000  # events per read of ``watch --no-follow``
+
+
+def parse_since(text: str) -> int:
+    """``watch --since SEQ``: argparse's type, in the range ``store.watch`` takes (else a
+    usage error, exit 2)."""
+    from inbox_core.shell.watching import since_seq  # noqa: PLC0415 - the shell, on demand
+
+    return int(_checked(text, int, since_seq))
+
+
+def parse_wait_timeout(text: str) -> float:
+    """``post --timeout T``: argparse's type, the seconds ``store.wait`` takes."""
+    from inbox_core.shell.watching import wait_seconds  # noqa: PLC0415
+
+    return float(_checked(text, float, wait_seconds))
+
+
+def _checked(text: str, convert: Callable[[str], object], check: Callable[[object], Any]) -> Any:
+    try:
+        value = convert(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r:.80}") from None
+    try:
+        return check(value)
+    except InvalidInput as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def parse_expect(text: str) -> Expectation:
@@ -69,53 +113,121 @@ def _open(spec: str) -> Any:
     return open_store(spec)
 
 
-def run_post(args: argparse.Namespace) -> int:
-    if args.cancel == (args.intent is not None):
-        err("inbox-core post: give one of --followup, --queue, --steer, --inject TEXT or --cancel")
-        return EXIT_USAGE
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """What is wrong with the combination of ``post`` options, if anything."""
+    if not (args.cancel or args.intent is not None or args.receipt is not None or args.pending):
+        return (
+            "give one of --followup, --queue, --steer, --inject TEXT, --cancel, --receipt N"
+            " or --pending"
+        )
     if args.keep_inbox and not args.cancel:
-        err("inbox-core post: --keep-inbox goes with --cancel")
-        return EXIT_USAGE
+        return "--keep-inbox goes with --cancel"
     if args.cancel and args.id is not None:
-        err("inbox-core post: --id names the posted message; --cancel posts none")
+        return "--id names the posted message; --cancel posts none"
+    posting = ("--id", args.id), ("--key", args.key), ("--expect", args.expect)
+    if args.receipt is not None or args.pending:
+        given = [flag for flag, value in posting if value is not None]
+        mode = "--pending" if args.pending else "--receipt"
+        if given:
+            return f"{', '.join(given)} go(es) with a post, not with {mode}"
+        if args.pending and args.wait:
+            return "--wait goes with a post or --receipt, not with --pending"
+    return None
+
+
+def run_post(args: argparse.Namespace) -> int:
+    problem = _usage_problem(args)
+    if problem is not None:
+        err(f"inbox-core post: {problem}")
         return EXIT_USAGE
     try:
-        command = _command(args)
+        command = None if args.receipt is not None or args.pending else _command(args)
         store = _open(args.store)
     except InboxCoreError as error:
         err(f"inbox-core post: {type(error).__name__}: {error}")
         return EXIT_FAILURE
+    from inbox_core.shell.posts import PostPending, Receipt  # noqa: PLC0415
+
     try:
-        receipt = store.post(args.agent, command, key=args.key)
-        out(f"posted {receipt.post_id} for agent {receipt.agent_id!r}")
-        if not args.wait:
-            return EXIT_OK
-        outcome = asyncio.run(store.wait(receipt, timeout=args.timeout))
+        if args.pending:
+            return _list_pending(store, args.agent)
+        if command is None:
+            receipt = Receipt(args.agent, args.receipt)
+            outcome = store.outcome(receipt)
+        else:
+            receipt = store.post(args.agent, command, key=args.key)
+            out(f"posted {receipt.post_id} for agent {receipt.agent_id!r}")
+            if not args.wait:
+                return EXIT_OK
+            outcome = PostPending()
+        if args.wait and isinstance(outcome, PostPending):
+            outcome = _wait(store, receipt, args.timeout)
     except InboxCoreError as error:
         err(f"inbox-core post: {type(error).__name__}: {error}")
         return EXIT_FAILURE
     finally:
         store.close()
-    error_name = getattr(outcome, "error", None)
-    if error_name is None:
-        out("applied")
-        return EXIT_OK
-    out(f"rejected: {printable(error_name)}: {printable(outcome.message)}")
-    return EXIT_FAILURE
+    return _show(outcome)
 
 
-async def _watch(store: Any, args: argparse.Namespace) -> int:
-    if not args.follow:  # what the log holds now, then exit
-        log = store.log(args.agent)
-        try:
-            events = log.read()
-        finally:
-            log.close()
-        for seq in range(args.since, len(events)):
-            _print(seq, events[seq], args.json)
-        if not events:
-            err(f"inbox-core watch: agent {args.agent!r} has no events in this store")
-        return EXIT_OK
+def _wait(store: Any, receipt: Receipt, timeout: float) -> PostOutcome:
+    """``store.wait``, saying who serves the agent when it would wait, or waited, in vain."""
+    from inbox_core.shell.posts import PostTimeout  # noqa: PLC0415
+
+    nobody = f"nobody serves agent {receipt.agent_id!r} (no live process owns its log)"
+    if not store.has_owner(receipt.agent_id):
+        err(f"inbox-core post: {nobody}; waiting up to {timeout:g} s for an owner")
+    try:
+        outcome: PostOutcome = asyncio.run(store.wait(receipt, timeout=timeout))
+    except PostTimeout as error:
+        why = (
+            f"agent {receipt.agent_id!r} is served; its owner has not decided the post yet"
+            if store.has_owner(receipt.agent_id)
+            else f"{nobody}: start 'inbox-core serve' on its store, or a LoopAgent over its log"
+        )
+        raise PostTimeout(f"{error}; {why}") from None
+    return outcome
+
+
+def _show(outcome: PostOutcome) -> int:
+    """Print a post's outcome; exit 0 only if it was applied."""
+    from inbox_core.shell.posts import PostPending, PostRejected  # noqa: PLC0415
+
+    if isinstance(outcome, PostPending):
+        out("pending")
+        return EXIT_FAILURE
+    if isinstance(outcome, PostRejected):
+        out(f"rejected: {printable(outcome.error)}: {printable(outcome.message)}")
+        return EXIT_FAILURE
+    out("applied")
+    return EXIT_OK
+
+
+def _list_pending(store: Any, agent_id: str) -> int:
+    """One line per unconsumed post of the agent (``post_id`` and the command as stored),
+    oldest first; then, on standard error, how many and whether anyone serves the agent."""
+    posts = store.pending(agent_id, limit=PENDING_SHOWN + 1)
+    for post in posts[:PENDING_SHOWN]:
+        text = post.command if isinstance(post.command, str) else repr(post.command)
+        out(clip(f"{post.post_id} {printable(text)}"))
+    count = f"{len(posts)}" if len(posts) <= PENDING_SHOWN else f"more than {PENDING_SHOWN}"
+    served = "served" if store.has_owner(agent_id) else "nobody serves it"
+    err(f"inbox-core post: {count} pending post(s) for agent {agent_id!r} ({served})")
+    return EXIT_OK
+
+
+def _print_log(store: Any, args: argparse.Namespace) -> None:
+    """What the log holds now from ``--since`` on, a page at a time (read-only, R36 v4)."""
+    seq = args.since
+    while page := store.events(args.agent, since=seq, limit=_PAGE):
+        for seq, event in page:
+            _print(seq, event, args.json)
+        seq += 1
+    if seq == 0:
+        err(f"inbox-core watch: agent {args.agent!r} has no events in this store")
+
+
+async def _follow(store: Any, args: argparse.Namespace) -> int:
     async for seq, event in store.watch(args.agent, since=args.since):
         _print(seq, event, args.json)
     return EXIT_OK  # pragma: no cover - a watch follows until interrupted
@@ -141,7 +253,10 @@ def run_watch(args: argparse.Namespace) -> int:
         err(f"inbox-core watch: {type(error).__name__}: {error}")
         return EXIT_FAILURE
     try:
-        return asyncio.run(_watch(store, args))
+        if not args.follow:
+            _print_log(store, args)
+            return EXIT_OK
+        return asyncio.run(_follow(store, args))
     except InboxCoreError as error:
         err(f"inbox-core watch: {type(error).__name__}: {error}")
         return EXIT_FAILURE

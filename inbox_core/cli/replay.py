@@ -5,7 +5,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Final
@@ -35,6 +34,7 @@ from inbox_core.history import FATE_KINDS, RecordsTranscript, fates, goal_rounds
 from inbox_core.replay import replay
 from inbox_core.shell.logs import CorruptLog, IncompatibleLog, iter_json_lines
 from inbox_core.shell.sqlite import SQLITE_HEADER, iter_sqlite_log, sqlite_agent_ids
+from inbox_core.shell.sqlite_schema import FILE_KINDS
 from inbox_core.state import AgentState
 
 DEFAULT_AGENT: Final = "default"
@@ -59,15 +59,6 @@ class NotALog(Exception):
         self.usage = usage
 
 
-_KINDS: Final = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
 def check_path(path: Path) -> None:
     """Refuse, by what it is, a path that is not a readable regular file (``NotALog``)."""
     try:
@@ -77,7 +68,7 @@ def check_path(path: Path) -> None:
         raise NotALog("a broken symbolic link" if broken else "no such file or directory") from None
     except OSError as error:
         raise NotALog(f"cannot read it: {error.strerror}") from None
-    for test, kind in _KINDS:
+    for test, kind in FILE_KINDS:
         if test(mode):
             raise NotALog(f"{kind}, not a log file (replay reads a regular file)")
     if not os.access(path, os.R_OK):

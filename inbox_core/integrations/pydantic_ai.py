@@ -5,7 +5,8 @@ its own extra too, e.g. ``pydantic-ai-slim[openai]``). specs/shell.md section 11
 
 One step is one model request, made through pydantic-ai's model layer
 (``pydantic_ai.direct.model_request_stream``, a thin wrapper of
-``Model.request_stream``), never its ``Agent`` graph:
+``Model.request_stream``; ``model_request`` for a model that cannot stream), never
+its ``Agent`` graph:
 
 - ``pre_step`` enters the claimed batch unchanged and records it as one
   ``ModelRequest`` (a ``UserPromptPart`` per message, in the order the core
@@ -15,7 +16,7 @@ One step is one model request, made through pydantic-ai's model layer
   calls and records their returns as a ``ModelRequest``, answering
   ``Continue()`` so the next step sends them. A reply without tool calls is
   ``Completed()``, a length stop ``MaxTokens()``; failures are ``Failed(message,
-  code)`` with one of the ``FAILURE_CODES``.
+  code)`` with one of the ``FAILURE_CODES`` and a storable message.
 - The abort signal stops the stream (or the tools) at once: what was streamed
   is recorded with ``state="interrupted"``, so the next request shows the model
   what it had said (pydantic-ai's ``repair_messages`` closes the tool calls it
@@ -27,7 +28,8 @@ One step is one model request, made through pydantic-ai's model layer
   another worker goes on with the same conversation.
 
 Every record's data is one model message in the JSON form pydantic-ai
-serializes to (``ModelMessagesTypeAdapter``); ``model_messages(transcript(
+serializes to (``ModelMessagesTypeAdapter``), fitted to the log's limits when it
+holds what no store can (``_pydantic_ai_log.stored``); ``model_messages(transcript(
 log.read()))`` is the history the next request is built from.
 """
 
@@ -36,11 +38,11 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, TypeVar
 
-from pydantic_ai.direct import model_request_stream
+from pydantic_ai.direct import model_request, model_request_stream
 from pydantic_ai.exceptions import (
     ApprovalRequired,
     CallDeferred,
@@ -51,11 +53,12 @@ from pydantic_ai.exceptions import (
 from pydantic_ai.messages import (
     CompactionPart,
     ModelMessage,
-    ModelMessagesTypeAdapter,
     ModelRequest,
     ModelRequestPart,
     ModelResponse,
     ModelResponseStreamEvent,
+    PartEndEvent,
+    PartStartEvent,
     ToolCallPart,
     ToolReturn,
     ToolReturnPart,
@@ -63,16 +66,27 @@ from pydantic_ai.messages import (
     repair_messages,
 )
 from pydantic_ai.models import KnownModelName, Model, ModelRequestParameters, infer_model
+from pydantic_ai.models.function import FunctionModel
+from pydantic_ai.models.wrapper import WrapperModel
 from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tool_manager import ToolManager
 from pydantic_ai.tools import RunContext, Tool, ToolDefinition, ToolFuncEither
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import RunUsage
 
+from inbox_core import limits
 from inbox_core.commands import Completed, Continue, Decision, Enter, Failed, MaxTokens, StepOutcome
 from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent, HostRecord
-from inbox_core.history import RecordsTranscript, TranscriptBlock, TurnTranscript, transcript
+from inbox_core.history import transcript
+from inbox_core.integrations._pydantic_ai_log import (
+    REQUEST,
+    RESPONSE,
+    SUMMARY,
+    describe,
+    model_messages,
+    stored,
+)
 from inbox_core.shell.host import AbortSignal, Recorded
 from inbox_core.values import JsonObject, UserMessage, thaw_json
 
@@ -93,20 +107,15 @@ __all__ = [
 
 T = TypeVar("T")
 
-REQUEST: Final = "host/pydantic-ai/request"
-"""A ``ModelRequest``: the messages a step admitted, or the returns of a step's tool calls."""
-RESPONSE: Final = "host/pydantic-ai/response"
-"""A ``ModelResponse``: the model's reply (``state="interrupted"`` when cut short)."""
-SUMMARY: Final = "host/pydantic-ai/summary"
-"""A ``ModelRequest`` holding one ``CompactionPart``: it replaces the history before it."""
-
 MODEL_ERROR: Final = "model-error"
-"""The request or its stream raised (message ``"<class>: <text>"``), or the reply ended with
-finish reason ``error``."""
+"""The request or its stream raised (message ``"<class>: <text>"``; a ``CancelledError`` the
+provider raised while nobody stopped the turn too), or the reply ended with finish reason
+``error``."""
 CONTENT_FILTER: Final = "content-filter"
 """The provider stopped the reply with finish reason ``content_filter``."""
 TOOL_ERROR: Final = "tool-error"
-"""A tool raised (``ModelRetry`` and ``ToolFailed`` are not errors: they answer the model)."""
+"""A tool (or its ``prepare``) raised (``ModelRetry`` and ``ToolFailed`` are not errors: they
+answer the model)."""
 TOOL_RETRIES: Final = "tool-retries"
 """A tool call failed validation or raised ``ModelRetry`` more often in one turn than the
 tool's ``max_retries`` allows."""
@@ -123,57 +132,8 @@ METADATA_KEY: Final = "inbox_core"
 """Key of the request metadata (never sent to the model) naming the turn, step and message ids."""
 
 StreamListener = Callable[[int, int, ModelResponseStreamEvent], None]
-"""``on_event(turn, step, event)``: called for each event of a streamed reply."""
-
-
-# ------------------------------------------------------------------ records
-
-
-def _record(record_type: str, message: ModelMessage) -> HostRecord:
-    data = json.loads(ModelMessagesTypeAdapter.dump_json([message]))[0]
-    return HostRecord(record_type, data)
-
-
-def _message(record: HostRecord) -> ModelMessage:
-    try:
-        (message,) = ModelMessagesTypeAdapter.validate_json(json.dumps([thaw_json(record.data)]))
-    except ValueError as error:  # pydantic's ValidationError is a ValueError
-        raise InvalidInput(f"{record.type} does not hold a pydantic-ai message: {error}") from error
-    expected = "response" if record.type == RESPONSE else "request"
-    if message.kind != expected:
-        raise InvalidInput(f"{record.type} holds a model {message.kind}, not a {expected}")
-    return message
-
-
-def _host_records(blocks: Iterable[TranscriptBlock]) -> Iterator[HostRecord]:
-    """The host records of a transcript, in log order."""
-    for block in blocks:
-        if isinstance(block, RecordsTranscript):
-            yield from block.records
-            continue
-        assert isinstance(block, TurnTranscript)
-        for item in block.items:
-            if isinstance(item, HostRecord):
-                yield item
-            else:
-                yield from (entry for entry in item.items if isinstance(entry, HostRecord))
-
-
-def model_messages(blocks: Iterable[TranscriptBlock]) -> list[ModelMessage]:
-    """The model history a log holds: ``model_messages(transcript(log.read()))`` (R30).
-
-    Every ``host/pydantic-ai/request`` and ``.../response`` record in log order,
-    from the latest ``.../summary`` on (a summary replaces what came before it).
-    Other host records are left out. A record of these types that does not hold
-    a pydantic-ai message of its kind raises ``InvalidInput``.
-    """
-    history: list[ModelMessage] = []
-    for record in _host_records(blocks):
-        if record.type in (REQUEST, RESPONSE):
-            history.append(_message(record))
-        elif record.type == SUMMARY:
-            history = [_message(record)]
-    return history
+"""``on_event(turn, step, event)``: called for each event of a streamed reply (a reply
+made without streaming shows each part as a ``PartStartEvent`` and a ``PartEndEvent``)."""
 
 
 # --------------------------------------------------------------------- host
@@ -200,7 +160,7 @@ class _ToolRun:
 class _ListenerFailed(Exception):
     """``on_event`` raised: the host's caller's error, not the model's."""
 
-    def __init__(self, error: Exception) -> None:
+    def __init__(self, error: BaseException) -> None:
         super().__init__(error)
         self.error = error
 
@@ -209,14 +169,28 @@ def _now() -> datetime:
     return datetime.now(UTC)
 
 
-def _describe(error: BaseException) -> str:
-    """``"<class>: <text>"``, never raising (an exception's ``__str__`` may)."""
-    name = type(error).__name__
-    try:
-        text = str(error)
-    except Exception:
-        text = ""
-    return f"{name}: {text}" if text else name
+def _failed(message: str, code: str) -> Failed:
+    """``Failed(message, code)`` with the message made storable (a tool's name or a
+    provider's text may hold anything)."""
+    return Failed(limits.storable_text(message), code)
+
+
+def _cancelled_by_caller() -> bool:
+    """Whether the running task is being cancelled (a ``CancelledError`` raised while it is
+    not comes from the work itself: a failure, not an abort)."""
+    task = asyncio.current_task()
+    return task is not None and task.cancelling() > 0
+
+
+def _can_stream(model: Model) -> bool:
+    """Whether ``model`` streams, as far as its class says: a ``FunctionModel`` without a
+    ``stream_function`` and a ``Model`` that leaves ``request_stream`` unimplemented do not
+    (looked at through any ``WrapperModel``)."""
+    while isinstance(model, WrapperModel):
+        model = model.wrapped
+    if isinstance(model, FunctionModel):
+        return model.stream_function is not None
+    return type(model).request_stream is not Model.request_stream
 
 
 def _block_text(block: JsonObject) -> str:
@@ -226,14 +200,40 @@ def _block_text(block: JsonObject) -> str:
     return json.dumps(thaw_json(block), ensure_ascii=False, sort_keys=True)
 
 
-async def _until_aborted(work: Coroutine[Any, Any, T], signal: AbortSignal) -> asyncio.Task[T]:
+@dataclasses.dataclass
+class _Settled:
+    """How raced work ended: ``aborted`` (the signal won), or its value or error."""
+
+    value: Any = None
+    error: BaseException | None = None
+    aborted: bool = False
+
+
+class _OwnCancellation(Exception):
+    """Work raised ``CancelledError`` while nobody cancelled it (a provider's bug)."""
+
+    def __init__(self, error: asyncio.CancelledError) -> None:
+        super().__init__(error)
+        self.error = error
+
+
+async def _until_aborted(work: Coroutine[Any, Any, Any], signal: AbortSignal) -> _Settled:
     """Run ``work`` as a task until it ends or ``signal`` trips; then cancel it and wait.
 
-    Returns the finished task (cancelled when the signal won the race). The work
-    runs in a task of its own so that its context managers (an open stream) are
-    entered and exited in one task.
+    The work runs in a task of its own so that its context managers (an open stream) are
+    entered and exited in one task. A ``CancelledError`` the work raises by itself is its
+    error (``_Settled.error``), not an abort.
     """
-    task = asyncio.ensure_future(work)
+
+    async def guarded() -> Any:
+        try:
+            return await work
+        except asyncio.CancelledError as error:
+            if _cancelled_by_caller():
+                raise
+            raise _OwnCancellation(error) from error
+
+    task = asyncio.ensure_future(guarded())
     tripped = asyncio.ensure_future(signal.wait())
     try:
         await asyncio.wait({task, tripped}, return_when=asyncio.FIRST_COMPLETED)
@@ -242,7 +242,12 @@ async def _until_aborted(work: Coroutine[Any, Any, T], signal: AbortSignal) -> a
         if not task.done():
             task.cancel()
             await asyncio.wait({task})
-    return task
+    if task.cancelled():
+        return _Settled(aborted=True)
+    error = task.exception()
+    if isinstance(error, _OwnCancellation):
+        error = error.error
+    return _Settled(None, error) if error is not None else _Settled(task.result())
 
 
 class PydanticAIHost:
@@ -288,6 +293,7 @@ class PydanticAIHost:
         self._toolset: FunctionToolset[Any] = FunctionToolset(list(tools), max_retries=tool_retries)
         self._history: list[ModelMessage] = []
         self._tools: tuple[int, ToolManager[Any]] | None = None  # (turn, its manager): retries
+        self._streams = _can_stream(self.model)  # False: each request is a plain one
 
     @property
     def history(self) -> list[ModelMessage]:
@@ -335,8 +341,11 @@ class PydanticAIHost:
         """One model request, streamed, then the tools it calls (R16)."""
         if signal.aborted:
             return Completed()
-        tools = await self._tool_manager(turn, step)
-        reply = await self._stream(
+        try:
+            tools = await self._tool_manager(turn, step)
+        except Exception as error:  # a tool's prepare function raised
+            return _failed(f"preparing the tools raised {describe(error)}", TOOL_ERROR)
+        reply = await self._request(
             repair_messages(self._history, repair_last_response=True),
             tools.tool_defs,
             self.model_settings,
@@ -351,7 +360,7 @@ class PydanticAIHost:
         if reply.aborted:
             return self._recorded(Completed(), said)
         if reply.error is not None:
-            return self._recorded(Failed(_describe(reply.error), MODEL_ERROR), said)
+            return self._recorded(_failed(describe(reply.error), MODEL_ERROR), said)
         response = reply.response
         assert response is not None
         finish = response.finish_reason
@@ -402,7 +411,7 @@ class PydanticAIHost:
         # the history's tool calls need their definitions; tool_choice "none" keeps them unused
         tools = await ToolManager[Any](toolset=self._toolset).for_run_step(self._context(1))
         settings: ModelSettings = {**(self.model_settings or {}), "tool_choice": "none"}
-        reply = await self._stream(
+        reply = await self._request(
             repair_messages([*self._history, ask], repair_last_response=True),
             tools.tool_defs,
             settings,
@@ -428,12 +437,14 @@ class PydanticAIHost:
     def _recorded(self, answer: T, said: Sequence[tuple[str, ModelMessage]]) -> Recorded[T]:
         """``answer`` with the records of ``said``; the history takes them as recorded (so it
         is exactly what ``restore`` would rebuild from the log)."""
-        records = [_record(record_type, message) for record_type, message in said]
-        for record in records:
-            if record.type == SUMMARY:
-                self._history = [_message(record)]
+        records: list[HostRecord] = []
+        for record_type, message in said:
+            record, kept = stored(record_type, message)
+            records.append(record)
+            if record_type == SUMMARY:
+                self._history = [kept]
             else:
-                self._history.append(_message(record))
+                self._history.append(kept)
         return Recorded(answer, records)
 
     async def _tool_manager(self, turn: int, step: int) -> ToolManager[Any]:
@@ -457,7 +468,7 @@ class PydanticAIHost:
             run_step=step,
         )
 
-    async def _stream(
+    async def _request(
         self,
         messages: list[ModelMessage],
         tool_defs: list[ToolDefinition],
@@ -465,35 +476,51 @@ class PydanticAIHost:
         signal: AbortSignal,
         step: tuple[int, int] | None,
     ) -> _Reply:
-        """One streamed request, raced against ``signal`` (``step`` None: no listener)."""
+        """One request, raced against ``signal`` (``step`` None: no listener): streamed, or
+        a plain request when the model cannot stream (``_can_stream``, or its
+        ``request_stream`` raised ``NotImplementedError`` before streaming anything)."""
         streams: list[Any] = []
-        listener = self.on_event if step is not None else None
+        parameters = ModelRequestParameters(function_tools=tool_defs)
+
+        def show(event: ModelResponseStreamEvent) -> None:
+            if self.on_event is not None and step is not None:
+                try:
+                    self.on_event(*step, event)
+                except (Exception, asyncio.CancelledError) as error:
+                    raise _ListenerFailed(error) from error
 
         async def consume() -> ModelResponse:
-            async with model_request_stream(
-                self.model,
-                messages,
-                model_settings=settings,
-                model_request_parameters=ModelRequestParameters(function_tools=tool_defs),
-            ) as stream:
-                streams.append(stream)
-                async for event in stream:
-                    if listener is not None and step is not None:
-                        try:
-                            listener(*step, event)
-                        except Exception as error:
-                            raise _ListenerFailed(error) from error
-                return stream.get()
+            if self._streams:
+                try:
+                    async with model_request_stream(
+                        self.model,
+                        messages,
+                        model_settings=settings,
+                        model_request_parameters=parameters,
+                    ) as stream:
+                        streams.append(stream)
+                        async for event in stream:
+                            show(event)
+                        return stream.get()
+                except NotImplementedError:
+                    if streams:
+                        raise
+            response = await model_request(
+                self.model, messages, model_settings=settings, model_request_parameters=parameters
+            )
+            self._streams = False  # the plain request works: go on without trying to stream
+            for index, part in enumerate(response.parts):  # the reply, as a stream would show it
+                show(PartStartEvent(index=index, part=part))
+                show(PartEndEvent(index=index, part=part))
+            return response
 
-        task = await _until_aborted(consume(), signal)
-        if not task.cancelled() and task.exception() is None:
-            return _Reply(task.result())
+        settled = await _until_aborted(consume(), signal)
+        if not settled.aborted and settled.error is None:
+            return _Reply(settled.value)
         partial: ModelResponse | None = streams[0].get() if streams else None
         if partial is not None:
             partial = dataclasses.replace(partial, state="interrupted") if partial.parts else None
-        if task.cancelled():
-            return _Reply(partial, aborted=True)
-        return _Reply(partial, task.exception())
+        return _Reply(partial, settled.error, settled.aborted)
 
     async def _run_tools(
         self, manager: ToolManager[Any], calls: list[ToolCallPart], signal: AbortSignal
@@ -505,7 +532,7 @@ class PydanticAIHost:
         async def run(index: int, call: ToolCallPart) -> None:
             settled[index] = await _call_tool(manager, call)
 
-        task = await _until_aborted(
+        race = await _until_aborted(
             _gather(run(index, call) for index, call in enumerate(calls)), signal
         )
         parts: list[ModelRequestPart] = []
@@ -516,7 +543,7 @@ class PydanticAIHost:
                 parts.extend(outcome[0])
                 extra.extend(outcome[1])
                 failure = failure or outcome[2]
-        return _ToolRun([*parts, *extra], failure, aborted=task.cancelled())
+        return _ToolRun([*parts, *extra], failure, aborted=race.aborted)
 
     def __repr__(self) -> str:
         return f"PydanticAIHost(model={self.model.model_name!r}, messages={len(self._history)})"
@@ -537,12 +564,14 @@ async def _call_tool(
     except ToolFailedError as failed:  # ToolFailed: the model is told and adapts
         return [failed.tool_failed], [], None
     except UnexpectedModelBehavior as exceeded:
-        return [], [], Failed(exceeded.message, TOOL_RETRIES)
+        return [], [], _failed(exceeded.message, TOOL_RETRIES)
     except (CallDeferred, ApprovalRequired):
         message = f"tool {call.tool_name!r} needs approval or external execution"
-        return [], [], Failed(message, TOOL_DEFERRED)
-    except Exception as error:
-        return [], [], Failed(f"tool {call.tool_name!r} raised {_describe(error)}", TOOL_ERROR)
+        return [], [], _failed(message, TOOL_DEFERRED)
+    except (Exception, asyncio.CancelledError) as error:
+        if isinstance(error, asyncio.CancelledError) and _cancelled_by_caller():
+            raise  # an abort: the turn is being stopped
+        return [], [], _failed(f"tool {call.tool_name!r} raised {describe(error)}", TOOL_ERROR)
     returned: ToolReturn[Any] = result if isinstance(result, ToolReturn) else ToolReturn(result)
     part = ToolReturnPart(
         tool_name=call.tool_name,

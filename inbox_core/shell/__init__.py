@@ -7,7 +7,8 @@ hooks, and a durable ``EventLog`` (``MemoryLog``, ``SqliteLog``,
 ``PostgresLog``) that a new agent acquires, replays and resumes. One writer
 per agent log, enforced by the store (R29): ``LogOwned``, ``LogFenced``,
 ``detach()``. Delivery from any process (R35, R36): ``SqliteStore``,
-``PostgresStore``, ``Receipt`` and the post outcomes. Workers that share a
+``PostgresStore`` (``open_store(text)`` builds one from ``sqlite:PATH``, a
+``postgresql://`` URL or a libpq string), ``Receipt`` and the post outcomes. Workers that share a
 store (R37): ``Worker``, over the writers of the commit path (``InlineWriter``,
 ``ThreadWriter``). Only this package
 imports asyncio, sqlite3, psycopg or logging; the core stays pure. See
@@ -45,7 +46,7 @@ from inbox_core.shell.posts import (
     UnknownReceipt,
 )
 from inbox_core.shell.sqlite import SqliteLog
-from inbox_core.shell.stores import PostgresStore, SqliteStore
+from inbox_core.shell.stores import PostgresStore, SqliteStore, open_store, parse_store
 from inbox_core.shell.worker import Worker, WorkerStats
 from inbox_core.shell.writers import InlineWriter, ThreadWriter, Writer
 
@@ -85,5 +86,7 @@ __all__ = [
     "WorkerStats",
     "Writer",
     "from_json_lines",
+    "open_store",
+    "parse_store",
     "to_json_lines",
 ]

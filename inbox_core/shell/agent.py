@@ -51,6 +51,7 @@ from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.events import HostRecord, Notification, Status
 from inbox_core.inbox import Inbox
 from inbox_core.replay import replay
+from inbox_core.shell import durations
 from inbox_core.shell.commit import Committing, _Unsettled, needs_owner
 from inbox_core.shell.driver import AgentDetached, DriverStopped
 from inbox_core.shell.host import AbortSignal, Host, Recorded, run_job
@@ -172,6 +173,7 @@ class LoopAgent(Committing):
         self._waiters: list[asyncio.Future[None]] = []
         self._detached = False
         self._released = False
+        self._abandoned: asyncio.Task[None] | None = None  # a hook detach gave up on
         self._job_signal: AbortSignal | None = None
         self._end_owed = False  # a maintenance end the log refused: retried (R31)
         self._unsettled: deque[_Unsettled] = deque()
@@ -237,7 +239,8 @@ class LoopAgent(Committing):
 
     @property
     def posts_decided(self) -> int:
-        """How many posts this agent consumed (applied or rejected, R35)."""
+        """How many posts this agent consumed (applied or rejected, R35), durably: a post
+        whose write failed was decided by nobody and is not counted."""
         return self._posts_decided
 
     @property
@@ -471,7 +474,7 @@ class LoopAgent(Committing):
         except Exception as error:
             self._report_error("inbox_core.shell: restoring the host from the log failed", error)
 
-    async def detach(self) -> None:
+    async def detach(self, *, grace: float | None = None) -> None:
         """Hand the agent over (R29): stop driving, write nothing new, release the log.
 
         The graceful shutdown that keeps the inbox (``aclose()`` disposes it).
@@ -486,7 +489,14 @@ class LoopAgent(Committing):
         and an undecided claim goes back to the inbox. Idempotent. Awaited
         from a hook of this agent it returns at once; the log is released
         when that hook returns.
+
+        ``grace`` (seconds, None: no limit) bounds the wait for the hook: one
+        that has not returned by then ignores its signal and is abandoned (its
+        task is cancelled and not awaited) and the log is released without
+        it, which is safe since a detached agent writes nothing (R37). A call
+        with ``grace=0`` while another waits abandons the hook at once.
         """
+        limit = None if grace is None else durations.seconds(grace, "grace", zero=True)
         if not self._detached:
             self._detached = True
             if self._head.status == "running" and self._signal is not None:
@@ -497,14 +507,26 @@ class LoopAgent(Committing):
             self._stop_serving()
             self._wake_waiters()  # they raise AgentDetached
         driver = self._live_driver()
-        if driver is not None:
+        if driver is not None and driver is not self._abandoned:
             if driver is asyncio.current_task():
                 return  # released by the driver when this hook returns
-            await asyncio.wait({driver})
+            done, _ = await asyncio.wait({driver}, timeout=limit)
+            if not done and driver is self._driver:
+                self._abandon(driver, limit)
         if self._unsettled:
             with contextlib.suppress(DriverStopped):  # a failed write: the log has the rest
                 await self._until_settled(self._issued)
         self._maybe_release()
+
+    def _abandon(self, driver: asyncio.Task[None], grace: float | None) -> None:
+        """Give up on a hook that outlived its grace: cancel its task, release without it."""
+        self._abandoned = driver
+        driver.cancel()
+        logger.warning(
+            "detach: a host hook ignored its abort signal for %g s; abandoned (agent %r)",
+            grace,
+            getattr(self._log, "agent_id", None),
+        )
 
     def _stop_serving(self) -> None:
         if self._server is not None:
@@ -515,7 +537,7 @@ class LoopAgent(Committing):
         if (
             not self._detached
             or self._released
-            or self._live_driver() is not None
+            or self._live_driver() not in (None, self._abandoned)
             or self._unsettled
         ):
             return

@@ -59,11 +59,12 @@ def needs_owner(state: AgentState) -> bool:
 class _Unsettled:
     """One write on its way: the transitions it adopts, in order, once it is durable."""
 
-    __slots__ = ("done", "error", "number", "transitions")
+    __slots__ = ("done", "error", "number", "posts", "transitions")
 
-    def __init__(self, transitions: Sequence[Transition], number: int) -> None:
+    def __init__(self, transitions: Sequence[Transition], number: int, posts: int) -> None:
         self.transitions = transitions
         self.number = number
+        self.posts = posts  # posts it consumes: counted once durable (posts_decided)
         self.done = False
         self.error: BaseException | None = None
 
@@ -131,6 +132,7 @@ class Committing(Driving):
                 write_alone(Part(self._log, events, consumed, work))
             self._head = head
             self._issued = self._settled = number
+            self._posts_decided += len(consumed)
             for transition in transitions:
                 self._commit(transition)
             if self._waiters and head.status == "idle":
@@ -139,7 +141,7 @@ class Committing(Driving):
             self._deliver()
             return number
         previous = self._head
-        entry = _Unsettled(transitions, number)
+        entry = _Unsettled(transitions, number, len(consumed))
         self._head = head
         self._unsettled.append(entry)
         self._issued = number
@@ -159,10 +161,9 @@ class Committing(Driving):
 
     def _record_posts(self, transitions: Sequence[Transition], consumed: Sequence[Consumed]) -> int:
         """Posts (R35): one write holds every applied command's events and every post's
-        outcome, then each command is adopted in order, as ``_record`` would."""
-        number = self._record(transitions, consumed)
-        self._posts_decided += len(consumed)
-        return number
+        outcome, then each command is adopted in order, as ``_record`` would (and the posts
+        counted in ``posts_decided`` once durable: a failed write decided none)."""
+        return self._record(transitions, consumed)
 
     def _written(self, entry: _Unsettled, error: BaseException | None) -> None:
         """A deferred write's outcome, in the event loop (``Writer.write``'s ``done``)."""
@@ -184,6 +185,7 @@ class Committing(Driving):
             for transition in entry.transitions:
                 self._commit(transition)
             self._settled = entry.number
+            self._posts_decided += entry.posts
             adopted = True
         if adopted:
             if self._waiters:

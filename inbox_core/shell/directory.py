@@ -1,5 +1,5 @@
-"""What a front door reads of a store beyond posts and ``watch`` (R39): the agents it holds,
-with their work and pending posts, a page of one agent's events, a post's command.
+"""What a front door reads of a store beyond posts, ``events`` and ``watch`` (R39): the
+agents it holds, with their work and pending posts, and a post's command.
 
 Reads only, each on the store's own connection (the store hands its ``_connection``
 context manager in), in either dialect. An agent of a store is any id with an event, a
@@ -18,11 +18,9 @@ from typing import Any, Final
 
 import attrs
 
-from inbox_core.events import DurableEvent
-from inbox_core.shell.logs import CorruptLog, decode_record
 from inbox_core.shell.posts import PG_POSTS, SQLITE_POSTS
 
-__all__ = ["PG_DIRECTORY", "SQLITE_DIRECTORY", "AgentSummary", "Directory", "decode_page"]
+__all__ = ["PG_DIRECTORY", "SQLITE_DIRECTORY", "AgentSummary", "Directory"]
 
 CHUNK: Final = 256
 """Ids read per statement while a filter drops some (the rest of a page is read again)."""
@@ -37,17 +35,6 @@ class AgentSummary:
     id: str
     work: bool
     pending_posts: int
-
-
-def decode_page(rows: Sequence[tuple[Any, Any]], since: int) -> list[tuple[int, DurableEvent]]:
-    """``(seq, event)`` of stored rows that must count from ``since``; ``CorruptLog`` for a
-    gap or a bad row, naming its seq."""
-    page = []
-    for seq, (found, text) in enumerate(rows, since):
-        if found != seq or isinstance(found, bool):
-            raise CorruptLog(seq, f"expected seq {seq}, found {found!r}")
-        page.append((seq, decode_record(seq, text)))
-    return page
 
 
 def _loose(table: str, param: str) -> str:
@@ -70,7 +57,6 @@ class Directory:
     pending_many: str  # ids
     work_many: str  # ids
     command: str  # post_id, agent_id
-    events: str  # agent_id, since, limit
     ids: Callable[[list[str]], Any]  # a list of ids as the driver takes it
 
     def agents(
@@ -109,12 +95,6 @@ class Directory:
         row = conn.execute(self.command, {"post": post_id, "agent": agent_id}).fetchone()
         return (False, None) if row is None else (True, row[0])
 
-    def events_page(
-        self, conn: Any, agent_id: str, since: int, limit: int
-    ) -> list[tuple[int, DurableEvent]]:
-        args = {"agent": agent_id, "since": since, "limit": limit}
-        return decode_page(conn.execute(self.events, args).fetchall(), since)
-
 
 def _page(tables: Sequence[str], param: str, limit: str) -> str:
     parts = " UNION ".join(
@@ -131,8 +111,6 @@ SQLITE_DIRECTORY: Final = Directory(
     work_many="SELECT agent_id FROM agents WHERE work = 1 "
     "AND agent_id IN (SELECT value FROM json_each(:ids))",
     command=f"SELECT command FROM {SQLITE_POSTS} WHERE post_id = :post AND agent_id = :agent",
-    events="SELECT seq, event FROM events WHERE agent_id = :agent AND seq >= :since "
-    "ORDER BY seq LIMIT :limit",
     ids=lambda ids: json.dumps(ids, ensure_ascii=False),
 )
 PG_DIRECTORY: Final = Directory(
@@ -143,7 +121,5 @@ PG_DIRECTORY: Final = Directory(
     work_many="SELECT agent_id FROM inbox_core_owners WHERE work IS NOT FALSE "
     "AND agent_id = ANY(%(ids)s)",
     command=f"SELECT command FROM {PG_POSTS} WHERE post_id = %(post)s AND agent_id = %(agent)s",
-    events="SELECT seq, event FROM inbox_core_events WHERE agent_id = %(agent)s "
-    "AND seq >= %(since)s ORDER BY seq LIMIT %(limit)s",
     ids=list,
 )

@@ -159,14 +159,18 @@ class Driving:
                     self._wake_waiters()  # they restart a driver or raise DriverStopped
 
     async def _invoke(self, call: Callable[[], Awaitable[T]]) -> T | _Raised:
-        """Await one hook to its end (never cancelled by the shell); capture its exception."""
+        """Await one hook to its end (never cancelled by the shell); capture its exception,
+        whatever it is: a ``SystemExit`` or ``KeyboardInterrupt`` a hook raises is its
+        agent's failure, never the event loop's (R37)."""
         try:
             return await call()
         except asyncio.CancelledError as error:
             if _driver_cancelled():
                 raise  # the driver itself is cancelled (the loop shuts down)
             return _Raised(error)
-        except Exception as error:
+        except GeneratorExit:
+            raise  # the coroutine is being closed: not the hook's answer
+        except BaseException as error:
             return _Raised(error)
 
     async def _answer(self, awaiting: Awaiting, signal: AbortSignal) -> int | None:
@@ -223,7 +227,7 @@ class Driving:
         else:
             try:
                 report = answer(*unwrap(result))
-            except Exception as invalid:  # a bad value; its repr may raise too (R33)
+            except (Exception, KeyboardInterrupt, SystemExit) as invalid:  # even its repr (R33)
                 error = invalid
             else:
                 try:

@@ -1,6 +1,6 @@
 """``PostgresLog``: many agents' logs in one PostgreSQL database, shared by many workers (R29).
 
-Needs the optional driver: ``pip install 'inbox-core[postgres]'`` (psycopg 3).
+Needs the optional driver (psycopg 3): ``pip install -e '.[postgres]'`` from the checkout.
 The layout is a contract for other ports and for operators (specs/shell.md,
 section 9)::
 

@@ -171,7 +171,8 @@ def psycopg_module() -> Any:
         return importlib.import_module("psycopg")  # optional: imported on first use
     except ImportError as error:  # pragma: no cover - the extra is installed in tests
         raise ImportError(
-            "PostgresLog needs psycopg 3: pip install 'inbox-core[postgres]'"
+            "PostgresLog needs psycopg 3: pip install 'psycopg[binary]'"
+            " (from the checkout: pip install -e '.[postgres]')"
         ) from error
 
 

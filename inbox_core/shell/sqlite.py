@@ -41,13 +41,21 @@ from inbox_core.shell.sqlite_schema import (
     classify,
     database_path,
     sqlite_errors,
+    stored_text,
     timeout_seconds,
     typed_error,
 )
 from inbox_core.shell.wakes import SqliteWake, sqlite_bell
 from inbox_core.shell.writers import Part, work_after
 
-__all__ = ["SCHEMA_VERSION", "SQLITE_HEADER", "SqliteLog", "iter_sqlite_log", "sqlite_agent_ids"]
+__all__ = [
+    "SCHEMA_VERSION",
+    "SQLITE_HEADER",
+    "SqliteLog",
+    "iter_sqlite_log",
+    "read_only",
+    "sqlite_agent_ids",
+]
 
 T = TypeVar("T")
 
@@ -395,7 +403,7 @@ def _size(path: str) -> int:
         return 0
 
 
-def _read_only(path: str | os.PathLike[str], read: Callable[[sqlite3.Connection], T]) -> T:
+def read_only(path: str | os.PathLike[str], read: Callable[[sqlite3.Connection], T]) -> T:
     """``read(conn)`` on a connection that writes nothing and creates no file.
 
     A cleanly closed WAL database has no ``-wal`` file (or an empty one):
@@ -419,6 +427,7 @@ def _read_only(path: str | os.PathLike[str], read: Callable[[sqlite3.Connection]
         uri = f"{Path(resolved).as_uri()}?mode=ro{'' if live else '&immutable=1'}"
         try:
             conn = sqlite3.connect(uri, uri=True, timeout=_READ_TIMEOUT)
+            conn.text_factory = stored_text  # a cell that is not UTF-8: CorruptLog at its seq
             try:
                 conn.execute("BEGIN")
                 result = read(conn)
@@ -466,7 +475,7 @@ def iter_sqlite_log(
             "SELECT seq, event FROM events WHERE agent_id = ? ORDER BY seq", (agent_id,)
         ).fetchall()
 
-    yield from iter_rows(_read_only(path, rows))
+    yield from iter_rows(read_only(path, rows))
 
 
 def sqlite_agent_ids(path: str | os.PathLike[str]) -> list[str]:
@@ -480,6 +489,6 @@ def sqlite_agent_ids(path: str | os.PathLike[str]) -> list[str]:
         if kind == "empty":
             return []
         rows = conn.execute("SELECT DISTINCT agent_id FROM events ORDER BY agent_id")
-        return [str(agent) for (agent,) in rows]
+        return [agent for (agent,) in rows if isinstance(agent, str)]  # bytes: no agent id
 
-    return _read_only(path, agents)
+    return read_only(path, agents)

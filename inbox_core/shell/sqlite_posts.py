@@ -23,7 +23,7 @@ from inbox_core.shell.posts import (
     outcome_from_row,
 )
 
-__all__ = ["consume", "create_posts", "has_posts", "insert_post", "outcome", "pending"]
+__all__ = ["consume", "create_posts", "has_posts", "insert_post", "outcomes", "pending"]
 
 _PENDING: Final = (
     f"SELECT post_id, command FROM {SQLITE_POSTS} "
@@ -34,9 +34,7 @@ _CONSUME: Final = (
     "WHERE post_id = ? AND agent_id = ? AND outcome IS NULL"
 )
 _BY_KEY: Final = f"SELECT post_id FROM {SQLITE_POSTS} WHERE agent_id = ? AND key = ?"
-_OUTCOME: Final = (
-    f"SELECT outcome, error, message FROM {SQLITE_POSTS} WHERE post_id = ? AND agent_id = ?"
-)
+_IDS_PER_STATEMENT: Final = 500  # well under SQLite's limit of bound parameters
 
 
 def has_posts(conn: sqlite3.Connection) -> bool:
@@ -94,9 +92,22 @@ def insert_post(conn: sqlite3.Connection, agent_id: str, text: str, key: str | N
     return int(row[0])
 
 
-def outcome(conn: sqlite3.Connection, agent_id: str, post_id: int) -> PostOutcome | None:
-    row = conn.execute(_OUTCOME, (post_id, agent_id)).fetchone()
-    return None if row is None else outcome_from_row(*row)
+def outcomes(
+    conn: sqlite3.Connection, agent_id: str, post_ids: Sequence[int]
+) -> dict[int, PostOutcome]:
+    """The stored outcomes of those of the agent's posts ``post_ids`` that exist (one
+    statement per 500 ids: the waits of many posters read together, R36 v4)."""
+    found: dict[int, PostOutcome] = {}
+    for start in range(0, len(post_ids), _IDS_PER_STATEMENT):
+        chunk = list(post_ids[start : start + _IDS_PER_STATEMENT])
+        rows = conn.execute(
+            f"SELECT post_id, outcome, error, message FROM {SQLITE_POSTS} "
+            f"WHERE agent_id = ? AND post_id IN ({', '.join('?' * len(chunk))})",
+            (agent_id, *chunk),
+        )
+        for post_id, outcome, error, message in rows:
+            found[int(post_id)] = outcome_from_row(outcome, error, message)
+    return found
 
 
 def prune(conn: sqlite3.Connection, older_than: float) -> int:

@@ -30,6 +30,7 @@ import contextlib
 import math
 import os
 import sqlite3
+import stat
 import threading
 import time
 from collections.abc import Iterator
@@ -42,6 +43,7 @@ from inbox_core.shell.logs import CorruptLog, IncompatibleLog, LogUnavailable
 
 __all__ = [
     "AGENTS_DDL",
+    "FILE_KINDS",
     "MAX_TIMEOUT",
     "SCHEMA_VERSION",
     "SQLITE_HEADER",
@@ -50,7 +52,9 @@ __all__ = [
     "check_header",
     "classify",
     "database_path",
+    "regular_or_absent",
     "sqlite_errors",
+    "stored_text",
     "timeout_seconds",
     "typed_error",
 ]
@@ -129,6 +133,42 @@ def timeout_seconds(value: object) -> float:
             f"timeout must be a number of seconds in [0, {MAX_TIMEOUT:g}], got {value!r:.80}"
         )
     return float(value)
+
+
+FILE_KINDS: Final = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+"""What a path that is no regular file is, by its ``st_mode``."""
+
+
+def regular_or_absent(path: str) -> bool:
+    """Whether ``path`` (after symlinks) is a regular file (False: nothing there yet);
+    ``LogUnavailable`` naming what it is otherwise (a device such as ``/dev/null``, a
+    directory, a FIFO, a socket), found by ``stat`` alone, before SQLite opens it and
+    creates a journal or -wal file beside it (R36 v4). A missing directory on the way is
+    left to SQLite's open, which says so."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    for test, kind in FILE_KINDS:
+        if test(mode):
+            raise LogUnavailable(f"{path!r} is {kind}, not an SQLite log file")
+    return True
+
+
+def stored_text(data: bytes) -> str | bytes:
+    """An ``sqlite3`` ``text_factory``: the text of a TEXT cell, or its bytes when they are
+    not UTF-8 (any producer can store such a cell): the reader then says which row is bad
+    instead of the driver failing the whole read."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return data
 
 
 def check_header(path: str) -> None:
@@ -375,6 +415,7 @@ class SqliteConnections(PerThread[sqlite3.Connection]):
 
         def make() -> SqliteConnections:
             pool = cls(path, synchronous, timeout)
+            regular_or_absent(path)  # never a journal beside /dev/null (R36 v4)
             check_header(path)
             pool._conns[threading.get_ident()] = pool._connect(prepare=True)
             return pool

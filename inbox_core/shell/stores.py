@@ -3,22 +3,26 @@
 ``SqliteStore(path)`` and ``PostgresStore(conninfo)`` hand out their agents'
 logs (``store.log(agent_id)``), take posts for agents the caller does not own
 (``store.post``), answer how a post ended (``store.outcome``, ``await
-store.wait``) and follow any agent's log without owning it (``store.watch``).
-For workers (R37) they name the agents that have work and no live owner
-(``store.candidates``), renew a worker's leases in one statement
-(``store.renew``) and wake a worker on any post (``store.work_wake``).
-A store object is safe to use from several threads (one lock per object);
+store.wait``) and follow any agent's log without owning it (``store.watch``,
+and a page of it: ``store.events``). These reads never write (R36 v4: a store
+creates or migrates its database at its first write only), and ``wait`` and
+``watch`` read in worker threads, shared per agent and event loop
+(``inbox_core.shell.watching``). For workers (R37) they name the agents that
+have work and no live owner (``store.candidates``), renew a worker's leases in
+one statement (``store.renew``) and wake a worker on any post
+(``store.work_wake``). A store object is safe to use from several threads;
 ``wait`` and ``watch`` run in an event loop. See specs/shell.md section 12.
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import math
 import os
+import re
 import sqlite3
 import threading
+import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
@@ -26,12 +30,14 @@ from typing import TYPE_CHECKING, Any, Final
 from inbox_core import limits
 from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent
-from inbox_core.shell import sqlite_posts
+from inbox_core.shell import sqlite_posts, sqlite_reading
 from inbox_core.shell.directory import PG_DIRECTORY, SQLITE_DIRECTORY, AgentSummary, Directory
-from inbox_core.shell.logs import CorruptLog, LogUnavailable, decode_record
+from inbox_core.shell.logs import LogUnavailable
 from inbox_core.shell.owners import held_elsewhere
 from inbox_core.shell.postgres_schema import (
     CANDIDATES,
+    HOLDER,
+    PENDING,
     RENEW_MANY,
     connection_source,
     create_tables,
@@ -40,9 +46,8 @@ from inbox_core.shell.postgres_schema import (
 from inbox_core.shell.posts import (
     PG_INSERT,
     PG_POSTS,
+    PendingPost,
     PostOutcome,
-    PostPending,
-    PostTimeout,
     Receipt,
     UnknownReceipt,
     encode_post,
@@ -51,9 +56,24 @@ from inbox_core.shell.posts import (
 )
 from inbox_core.shell.serving import Wake
 from inbox_core.shell.sqlite import SqliteLog
-from inbox_core.shell.sqlite_schema import sqlite_errors, timeout_seconds
+from inbox_core.shell.sqlite_reading import SqliteReader
+from inbox_core.shell.sqlite_schema import (
+    database_path,
+    regular_or_absent,
+    sqlite_errors,
+    timeout_seconds,
+)
 from inbox_core.shell.tokens import PG_TOKENS, SQLITE_TOKENS, TokenDialect, TokenTable
 from inbox_core.shell.wakes import SqliteWake, pg_listener, sqlite_bell
+from inbox_core.shell.watching import (
+    BATCH_EVENTS,
+    Batch,
+    Watching,
+    decode_batch,
+    page_limit,
+    since_seq,
+    wait_seconds,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -64,8 +84,6 @@ if TYPE_CHECKING:
     from inbox_core.shell.postgres import PostgresLog
 
 __all__ = ["PostgresStore", "SqliteStore", "open_store", "parse_store"]
-
-_WATCH_BATCH: Final = 1000
 
 
 def _receipt(receipt: object) -> Receipt:
@@ -87,15 +105,14 @@ def _seconds(value: object, what: str, *, allow_none: bool) -> float | None:
     return float(value)
 
 
-def _since(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise InvalidInput(f"since must be an int >= 0 (a seq), got {value!r:.80}")
-    return value
-
-
 def _limit(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-        raise InvalidInput(f"limit must be an int >= 1, got {value!r:.80}")
+    if (
+        not isinstance(value, int)
+        or isinstance(value, bool)
+        or not 1 <= value <= limits.MAX_JSON_INTEGER
+    ):
+        shown = "a larger int" if isinstance(value, int) and value > 0 else f"{value!r:.80}"
+        raise InvalidInput(f"limit must be an int in [1, 2**63 - 1], got {shown}")
     return value
 
 
@@ -105,10 +122,16 @@ _SQLITE_CANDIDATES: Final = (
 )
 
 
+_CONNINFO: Final = re.compile(r"\s*[A-Za-z_]+\s*=")
+"""A libpq keyword/value connection string starts with a keyword and ``=``."""
+
+
 def parse_store(spec: object) -> tuple[str, str]:
-    """``("sqlite", path)`` for ``sqlite:PATH``, ``("postgresql", url)`` for a
-    ``postgresql://`` (or ``postgres://``) URL; anything else is ``InvalidInput``. The one
-    form of ``STORE`` on the command line (``inbox-core post``, ``watch``, ``serve``)."""
+    """``("sqlite", path)`` for ``sqlite:PATH``, ``("postgresql", conninfo)`` for a
+    ``postgresql://`` (or ``postgres://``) URL or a libpq keyword/value string
+    (``host=db dbname=agents``: both forms ``PostgresStore`` takes); anything else is
+    ``InvalidInput``. The one form of ``STORE`` wherever a store is named (``inbox-core
+    post``, ``watch``, ``serve``, ``Worker``); ``PostgresStore`` checks the rest."""
     if isinstance(spec, str):
         if spec.startswith("sqlite:"):
             path = spec[len("sqlite:") :]
@@ -117,9 +140,13 @@ def parse_store(spec: object) -> tuple[str, str]:
             if not path:
                 raise InvalidInput("sqlite: needs a path, e.g. sqlite:agents.db")
             return "sqlite", path
-        if spec.startswith(("postgresql://", "postgres://")):
+        if spec.startswith(("postgresql://", "postgres://")) or _CONNINFO.match(spec):
             return "postgresql", spec
-    raise InvalidInput(f"a store is sqlite:PATH or a postgresql://... URL, got {spec!r:.80}")
+    shown = f"{spec!r:.80}" if isinstance(spec, str) else type(spec).__name__
+    raise InvalidInput(
+        "a store is sqlite:PATH, a postgresql://... URL or a libpq connection string"
+        f" (host=... dbname=...), got {shown}"
+    )
 
 
 def open_store(spec: str) -> SqliteStore | PostgresStore:
@@ -129,21 +156,63 @@ def open_store(spec: str) -> SqliteStore | PostgresStore:
 
 
 class _Store:
-    """What both stores share: ``wait`` and ``watch`` over ``outcome``, ``_events`` and a wake."""
+    """What both stores share: ``outcome``, ``events``, ``wait`` and ``watch`` over two
+    read-only reads (``_read_events``, ``_read_outcomes``: blocking, run in worker threads
+    by ``wait`` and ``watch``) and a wake; ``watching.Watching`` shares the reads."""
 
-    def outcome(self, receipt: Receipt) -> PostOutcome:
-        raise NotImplementedError
+    _watching: Watching
 
     def _wake(self, key: str) -> Wake:
         raise NotImplementedError
 
-    def _events(self, agent_id: str, since: int, limit: int) -> list[tuple[Any, Any]]:
+    def _read_events(self, agent_id: str, since: int, limit: int) -> Batch:
+        """Up to ``limit`` of the agent's events from seq ``since`` on (read-only)."""
         raise NotImplementedError
+
+    def _read_outcomes(self, agent_id: str, post_ids: Sequence[int]) -> dict[int, PostOutcome]:
+        """The outcomes of those of the agent's posts ``post_ids`` that exist (read-only)."""
+        raise NotImplementedError
+
+    def outcome(self, receipt: Receipt) -> PostOutcome:
+        """``PostPending()``, ``PostApplied()`` or ``PostRejected(error, message)``;
+        ``UnknownReceipt`` when no such post is stored (never made here, or pruned). Reads
+        only (R36 v4), in the calling thread: from an event loop, ``await store.wait(receipt,
+        timeout=0)`` reads off the loop (``PostTimeout`` while pending)."""
+        receipt = _receipt(receipt)
+        found = self._read_outcomes(receipt.agent_id, [receipt.post_id]).get(receipt.post_id)
+        if found is None:
+            raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
+        return found
+
+    def events(
+        self, agent_id: str, since: int = 0, limit: int = BATCH_EVENTS
+    ) -> list[tuple[int, DurableEvent]]:
+        """A page of agent ``agent_id``'s durable events: ``(seq, event)`` from seq ``since``
+        on, at most ``limit`` (1 to ``watching.MAX_PAGE``; fewer when their text is long),
+        in the calling thread, read-only (R36 v4). The next page starts at the seq after
+        the last one; a bad row ends a page before it and is ``CorruptLog`` as the first
+        of the next."""
+        agent = limits.agent_id(agent_id)
+        first = since_seq(since)
+        batch = self._read_events(agent, first, page_limit(limit))
+        if batch.error is not None and not batch.events:
+            raise batch.error
+        return [(first + offset, event) for offset, event in enumerate(batch.events)]
 
     def candidates(self, limit: int) -> list[str]:
         """Up to ``limit`` agents that have work and no live owner (R37): an unconsumed post,
         or an open turn, a maintenance job or waking work its last owner left (the ``work``
         flag), or a flag not known yet. Reads only; a worker then tries to acquire them."""
+        raise NotImplementedError
+
+    def has_owner(self, agent_id: str) -> bool:
+        """Whether a live process owns agent ``agent_id``'s log now (R29): someone serves its
+        posts. Reads only (a lock test on SQLite, the lease row on PostgreSQL)."""
+        raise NotImplementedError
+
+    def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
+        """Agent ``agent_id``'s oldest ``limit`` unconsumed posts, by ``post_id`` (R35): what
+        its next owner applies first. Reads only."""
         raise NotImplementedError
 
     def renew(self, logs: Sequence[Any]) -> set[str]:
@@ -157,49 +226,24 @@ class _Store:
 
     async def wait(self, receipt: Receipt, timeout: float | None = None) -> PostOutcome:
         """The post's outcome once decided (``PostApplied()`` or ``PostRejected``); raises
-        ``PostTimeout`` after ``timeout`` seconds (None: no limit) while it is pending."""
+        ``PostTimeout`` after ``timeout`` seconds (None: no limit, else at most
+        ``watching.MAX_WAIT_SECONDS``) while it is pending. Reads in worker threads; the
+        waits for one agent's posts in this event loop share one read per wake (R36 v4)."""
         receipt = _receipt(receipt)
-        limit = _seconds(timeout, "timeout", allow_none=True)
-        loop = asyncio.get_running_loop()
-        deadline = None if limit is None else loop.time() + limit
-        wake = self._wake(f"outcome:{receipt.agent_id}")  # before the first look
-        try:
-            while True:
-                outcome = self.outcome(receipt)
-                if not isinstance(outcome, PostPending):
-                    return outcome
-                left = None if deadline is None else deadline - loop.time()
-                if left is not None and left <= 0:
-                    raise PostTimeout(
-                        f"post {receipt.post_id} for agent {receipt.agent_id!r} is still "
-                        f"pending after {limit:g} s"
-                    )
-                with contextlib.suppress(TimeoutError):
-                    async with asyncio.timeout(left):  # not wait_for (see wakes.Chime)
-                        await wake.wait()
-        finally:
-            wake.close()
+        limit = wait_seconds(timeout)
+        return await self._watching.outcome_waits(receipt.agent_id).wait(receipt, limit)
 
     async def watch(self, agent_id: str, since: int = 0) -> AsyncIterator[tuple[int, DurableEvent]]:
         """Agent ``agent_id``'s durable events ``(seq, event)`` from seq ``since`` on, in log
         order, then each one as it is appended, from any process and across takeovers;
-        it never needs ownership nor blocks the writer (R36). ``CorruptLog`` for a bad row."""
+        it never needs ownership nor blocks the writer (R36), and writes nothing: reads
+        run in worker threads, one per wake for every watcher of the agent in this event
+        loop (R36 v4, ``watching.EventFeed``). ``CorruptLog`` for a bad row."""
         agent = limits.agent_id(agent_id)
-        seq = _since(since)
-        wake = self._wake(f"events:{agent}")
-        try:
-            while True:
-                rows = self._events(agent, seq, _WATCH_BATCH)
-                for found, text in rows:
-                    if found != seq or isinstance(found, bool):
-                        raise CorruptLog(seq, f"expected seq {seq}, found {found!r}")
-                    event = decode_record(seq, text)
-                    yield seq, event
-                    seq += 1
-                if len(rows) < _WATCH_BATCH:
-                    await wake.wait()
-        finally:
-            wake.close()
+        first = since_seq(since)
+        async with contextlib.aclosing(self._watching.follow(agent, first)) as events:
+            async for item in events:
+                yield item
 
     # ---------------------------------------- what a front door reads (R39, inbox_core.http)
 
@@ -237,15 +281,6 @@ class _Store:
             raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
         return command
 
-    def events(
-        self, agent_id: str, since: int = 0, limit: int = _WATCH_BATCH
-    ) -> list[tuple[int, DurableEvent]]:
-        """Agent ``agent_id``'s events ``(seq, event)`` from seq ``since`` on, at most
-        ``limit``, as they are now; ``CorruptLog`` for a bad row. Needs no ownership."""
-        agent, seq, most = limits.agent_id(agent_id), _since(since), _limit(limit)
-        with self._connection("read") as conn:
-            return self._directory.events_page(conn, agent, seq, most)
-
     @property
     def tokens(self) -> TokenTable:
         """The store's bearer tokens (``inbox_core.shell.tokens``)."""
@@ -258,33 +293,36 @@ class _Store:
 class SqliteStore(_Store):
     """The agents of one SQLite database file (``SqliteLog``'s file): posts, outcomes, watch.
 
-    ``log(agent_id)`` is ``SqliteLog(path, agent_id=agent_id)``; the store's own
+    ``log(agent_id)`` is ``SqliteLog(path, agent_id=agent_id)``. Building a store
+    writes nothing (R36 v4): a path that is no regular file (a device such as
+    ``/dev/null``, a directory) is ``LogUnavailable`` at once, a file that is no
+    inbox-core log ``IncompatibleLog`` (read-only), and the file is created, or
+    migrated, by the first write (``post``, ``prune``, or ``candidates`` for a
+    worker). The writes go through the store's own
     connection (``synchronous=FULL``: a post survives power loss once ``post``
-    returned) writes posts only and reads. Bad arguments raise ``InvalidInput``;
-    every SQLite failure ``LogUnavailable`` (or ``IncompatibleLog`` for a file that
-    is no inbox-core log), nothing written.
+    returned); ``outcome``, ``events``, ``wait`` and ``watch`` read through
+    read-only connections (``SqliteReader``) and work for a user who may only
+    read the file. Bad arguments raise ``InvalidInput``; every SQLite failure
+    ``LogUnavailable`` (or ``IncompatibleLog`` for a file that is no inbox-core
+    log), nothing written.
     """
 
     _directory = SQLITE_DIRECTORY
     _token_dialect = SQLITE_TOKENS
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
-        SqliteLog(path, timeout=timeout).close()  # checks, creates or migrates the file
-        self._path = os.fspath(path)
+        self._path = database_path(path)
         self._timeout = timeout_seconds(timeout)
+        exists = regular_or_absent(self._path)  # before anything is created beside it
         self._lock = threading.Lock()
         self._bell = sqlite_bell(self._path)
-        with self._errors("open"):
-            conn = sqlite3.connect(
-                self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
-            )
-            try:
-                conn.execute("PRAGMA synchronous=FULL")
-                sqlite_posts.create_posts(conn)
-            except BaseException:
-                conn.close()
-                raise
-        self._conn: sqlite3.Connection | None = conn
+        self._conn: sqlite3.Connection | None = None  # the writer's: made by the first write
+        self._closed = False
+        reader = self._reader = SqliteReader.take(self._path, self._timeout)
+        self._give_back = weakref.finalize(self, reader.give_back)
+        self._watching = Watching(self._read_events, self._read_outcomes, self._wake)
+        if exists:  # a file that is no inbox-core log: IncompatibleLog now, read-only
+            reader.read(lambda _conn, _kind: None, absent=None)
 
     @property
     def path(self) -> str:
@@ -295,10 +333,37 @@ class SqliteStore(_Store):
 
     @contextlib.contextmanager
     def _connection(self, what: str) -> Iterator[sqlite3.Connection]:
+        """The writer's connection; the first use checks, creates or migrates the file."""
         with self._lock, self._errors(what):
-            if self._conn is None:
+            if self._closed:
                 raise LogUnavailable(f"SqliteStore {self._path!r} is closed")
+            if self._conn is None:
+                self._conn = self._open_writer()
             yield self._conn
+
+    def _open_writer(self) -> sqlite3.Connection:
+        SqliteLog(self._path, timeout=self._timeout).close()  # checks, creates or migrates
+        conn = sqlite3.connect(
+            self._path, timeout=self._timeout, isolation_level=None, check_same_thread=False
+        )
+        try:
+            conn.execute("PRAGMA synchronous=FULL")
+            sqlite_posts.create_posts(conn)
+        except BaseException:
+            conn.close()
+            raise
+        return conn
+
+    def _reading(self) -> SqliteReader:
+        if self._closed:
+            raise LogUnavailable(f"SqliteStore {self._path!r} is closed")
+        return self._reader
+
+    def prepare(self) -> None:
+        """Create the file and its tables, or migrate it, now (what the first write does):
+        for producers in other languages that insert posts before anyone wrote."""
+        with self._connection("prepare"):
+            pass
 
     def log(self, agent_id: str, **options: Any) -> SqliteLog:
         """Agent ``agent_id``'s log in this file (options as ``SqliteLog``'s)."""
@@ -314,16 +379,6 @@ class SqliteStore(_Store):
             post_id = sqlite_posts.insert_post(conn, agent, text, checked)
         self._bell.ring(f"post:{agent}")
         return Receipt(agent, post_id)
-
-    def outcome(self, receipt: Receipt) -> PostOutcome:
-        """``PostPending()``, ``PostApplied()`` or ``PostRejected(error, message)``;
-        ``UnknownReceipt`` when no such post is stored (never made here, or pruned)."""
-        receipt = _receipt(receipt)
-        with self._connection("read outcome") as conn:
-            found = sqlite_posts.outcome(conn, receipt.agent_id, receipt.post_id)
-        if found is None:
-            raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
-        return found
 
     def prune(self, *, older_than: float) -> int:
         """Delete the outcomes (and keys) of posts decided more than ``older_than`` seconds
@@ -341,23 +396,40 @@ class SqliteStore(_Store):
         held = held_elsewhere(self._path, found)  # a live process owns it: not a candidate
         return [agent for agent in found if agent not in held]
 
+    def has_owner(self, agent_id: str) -> bool:
+        agent = limits.agent_id(agent_id)
+        return bool(held_elsewhere(self._path, [agent]))
+
+    def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
+        agent, count = limits.agent_id(agent_id), _limit(limit)
+        with self._connection("read posts") as conn:
+            return sqlite_posts.pending(conn, agent, count)
+
     def _wake(self, key: str) -> Wake:
         return SqliteWake(self._path, key)
 
-    def _events(self, agent_id: str, since: int, limit: int) -> list[tuple[Any, Any]]:
-        with self._connection("read") as conn:
-            return conn.execute(
-                "SELECT seq, event FROM events WHERE agent_id = ? AND seq >= ? "
-                "ORDER BY seq LIMIT ?",
-                (agent_id, since, limit),
-            ).fetchall()
+    def _read_events(self, agent_id: str, since: int, limit: int) -> Batch:
+        def page(conn: sqlite3.Connection, kind: str) -> Batch:
+            rows = sqlite_reading.event_rows(conn, kind, agent_id, since, limit)
+            return decode_batch(since, rows, limit)
+
+        return self._reading().read(page, absent=Batch(since))
+
+    def _read_outcomes(self, agent_id: str, post_ids: Sequence[int]) -> dict[int, PostOutcome]:
+        def found(conn: sqlite3.Connection, kind: str) -> dict[int, PostOutcome]:
+            return sqlite_reading.outcomes(conn, kind, agent_id, post_ids)
+
+        return self._reading().read(found, absent={})
 
     def close(self) -> None:
-        """Close the connection (idempotent)."""
+        """Close the connections (idempotent); watches and waits then end in
+        ``LogUnavailable``."""
         with self._lock:
+            self._closed = True
             conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
+        self._give_back()
 
     def __enter__(self) -> SqliteStore:
         return self
@@ -377,9 +449,9 @@ class SqliteStore(_Store):
 # ------------------------------------------------------------------ PostgreSQL
 
 _BY_KEY: Final = f"SELECT post_id FROM {PG_POSTS} WHERE agent_id = %(agent)s AND key = %(key)s"
-_OUTCOME: Final = (
-    f"SELECT outcome, error, message FROM {PG_POSTS} "
-    "WHERE post_id = %(post)s AND agent_id = %(agent)s"
+_OUTCOMES: Final = (
+    f"SELECT post_id, outcome, error, message FROM {PG_POSTS} "
+    "WHERE agent_id = %(agent)s AND post_id = ANY(%(posts)s::bigint[])"
 )
 _PRUNE: Final = (
     f"DELETE FROM {PG_POSTS} WHERE outcome IS NOT NULL "
@@ -397,9 +469,13 @@ class PostgresStore(_Store):
     ``conninfo`` is a libpq connection string; the store opens (and, after a
     lost connection, reopens) its own autocommit connection, and for ``wait``
     and ``watch`` one ``LISTEN`` connection per event loop while they run.
-    ``log(agent_id)`` is ``PostgresLog(conninfo, agent_id)``. Every driver or
-    server error is ``LogUnavailable``: a ``post`` that raises it may or may not
-    have landed (the reply was lost); post again with the same ``key`` to know.
+    ``log(agent_id)`` is ``PostgresLog(conninfo, agent_id)``. The tables are
+    created by the first write (``post``, ``prune``, a worker's ``candidates``
+    and ``renew``); ``outcome``, ``events``, ``wait`` and ``watch`` only read
+    (R36 v4): on a database without the tables they find nothing (no events,
+    ``UnknownReceipt``), and a role that may only read can use them. Every driver
+    or server error is ``LogUnavailable``: a ``post`` that raises it may or may
+    not have landed (the reply was lost); post again with the same ``key`` to know.
     """
 
     _directory = PG_DIRECTORY
@@ -413,7 +489,8 @@ class PostgresStore(_Store):
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
         self._closed = False
-        with self._connection("connect"):
+        self._watching = Watching(self._read_events, self._read_outcomes, self._wake)
+        with self._connection("connect", write=False):
             pass
 
     @property
@@ -421,7 +498,9 @@ class PostgresStore(_Store):
         return self._conninfo
 
     @contextlib.contextmanager
-    def _connection(self, what: str) -> Iterator[psycopg.Connection[Any]]:
+    def _connection(self, what: str, *, write: bool = True) -> Iterator[psycopg.Connection[Any]]:
+        """The store's connection; for a ``write``, with the tables created (once per
+        connection: a read never creates one, R36 v4)."""
         psycopg = psycopg_module()
         with self._lock:
             if self._closed:
@@ -429,12 +508,19 @@ class PostgresStore(_Store):
             try:
                 if self._conn is None or self._conn.closed:
                     self._conn = psycopg.connect(self._conninfo, autocommit=True)
+                if write:
                     create_tables(self._conn)
                 yield self._conn
             except psycopg.Error as error:
                 raise LogUnavailable(
                     f"PostgresStore {what} failed: {type(error).__name__}: {error}"
                 ) from error
+
+    def prepare(self) -> None:
+        """Create the tables now (what the first write does): for producers in other
+        languages that insert posts before anyone wrote."""
+        with self._connection("prepare"):
+            pass
 
     def log(self, agent_id: str, **options: Any) -> PostgresLog:
         """Agent ``agent_id``'s log in this database (options as ``PostgresLog``'s)."""
@@ -455,17 +541,6 @@ class PostgresStore(_Store):
         assert row is not None
         return Receipt(agent, int(row[0]))
 
-    def outcome(self, receipt: Receipt) -> PostOutcome:
-        """``PostPending()``, ``PostApplied()`` or ``PostRejected(error, message)``;
-        ``UnknownReceipt`` when no such post is stored (never made here, or pruned)."""
-        receipt = _receipt(receipt)
-        args = {"post": receipt.post_id, "agent": receipt.agent_id}
-        with self._connection("read outcome") as conn:
-            row = conn.execute(_OUTCOME, args).fetchone()
-        if row is None:
-            raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
-        return outcome_from_row(*row)
-
     def prune(self, *, older_than: float) -> int:
         """Delete the outcomes (and keys) of posts decided more than ``older_than`` seconds
         ago; pending posts stay. Returns how many were deleted."""
@@ -477,6 +552,18 @@ class PostgresStore(_Store):
         with self._connection("read") as conn:
             rows = conn.execute(CANDIDATES, {"limit": _limit(limit)}).fetchall()
         return [str(agent) for (agent,) in rows]
+
+    def has_owner(self, agent_id: str) -> bool:
+        args = {"agent": limits.agent_id(agent_id)}
+        with self._connection("read owner") as conn:
+            row = conn.execute(HOLDER, args).fetchone()
+        return row is not None and row[0] is not None and float(row[3]) > 0
+
+    def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
+        args = {"agent": limits.agent_id(agent_id), "limit": _limit(limit)}
+        with self._connection("read posts") as conn:
+            rows = conn.execute(PENDING, args).fetchall()
+        return [PendingPost(int(post_id), command) for post_id, command in rows]
 
     def renew(self, logs: Sequence[Any]) -> set[str]:
         held = [log for log in logs if log.token is not None]
@@ -495,10 +582,22 @@ class PostgresStore(_Store):
     def _wake(self, key: str) -> Wake:
         return pg_listener(self._conninfo).wake(key)
 
-    def _events(self, agent_id: str, since: int, limit: int) -> list[tuple[Any, Any]]:
+    def _read_events(self, agent_id: str, since: int, limit: int) -> Batch:
         args = {"agent": agent_id, "since": since, "limit": limit}
-        with self._connection("read") as conn:
-            return conn.execute(_EVENTS, args).fetchall()
+        return decode_batch(since, self._read("read", _EVENTS, args), limit)
+
+    def _read_outcomes(self, agent_id: str, post_ids: Sequence[int]) -> dict[int, PostOutcome]:
+        rows = self._read("read outcomes", _OUTCOMES, {"agent": agent_id, "posts": post_ids})
+        return {int(row[0]): outcome_from_row(*row[1:]) for row in rows}
+
+    def _read(self, what: str, statement: str, args: dict[str, Any]) -> list[Any]:
+        """A read's rows; none from a database whose tables no writer made yet."""
+        undefined = psycopg_module().errors.UndefinedTable
+        with self._connection(what, write=False) as conn:
+            try:
+                return conn.execute(statement, args).fetchall()
+            except undefined:
+                return []
 
     def close(self) -> None:
         """Close the connection (idempotent)."""

@@ -21,6 +21,13 @@ its notifications are announced or the host sees what they lead to. An agent
 whose write fails stops (its log stays the authority) and is dropped; its work
 stays in the store for the next owner. ``stop()`` (``inbox-core serve`` calls
 it on SIGTERM) detaches every agent and returns from ``run``.
+
+Nothing an agent's host does stops the worker (R37): a factory or hook that
+raises anything, ``SystemExit`` and ``KeyboardInterrupt`` included, costs that
+agent only, and a hook that ignores its abort signal when its agent is let go
+is abandoned after ``grace`` seconds (at once on a second ``stop()``): the log
+is released without it, so the worker exits and the next owner resumes the
+agent as after a crash.
 """
 
 from __future__ import annotations
@@ -28,7 +35,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import math
 import os
 import random
 import socket
@@ -38,10 +44,12 @@ from typing import Any, Final
 import attrs
 
 from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
+from inbox_core.shell import durations
 from inbox_core.shell.agent import LoopAgent
 from inbox_core.shell.host import Host
 from inbox_core.shell.logs import EventLog
-from inbox_core.shell.stores import PostgresStore, SqliteStore, open_store
+from inbox_core.shell.postgres_schema import MAX_LEASE_SECONDS
+from inbox_core.shell.stores import PostgresStore, SqliteStore, open_store, parse_store
 from inbox_core.shell.writers import ThreadWriter, WriteStats
 
 __all__ = ["HostFactory", "Worker", "WorkerStats"]
@@ -54,6 +62,12 @@ HostFactory = Callable[[str], Host]
 DEFAULT_MAX_AGENTS: Final = 1000
 DEFAULT_IDLE_SECONDS: Final = 30.0
 DEFAULT_POLL_SECONDS: Final = 1.0
+DEFAULT_GRACE_SECONDS: Final = 30.0
+MAX_AGENTS: Final = 1_000_000
+"""The most ``max_agents`` may be (a worker past it would hold more than a process can)."""
+MIN_POLL_SECONDS: Final = 0.001
+"""The shortest ``poll_seconds``: shorter would only spin on the store."""
+MAX_NAME_LENGTH: Final = 200
 OPENING_AT_ONCE: Final = 8
 """How many agents a worker opens concurrently (each in a worker thread)."""
 JITTER_SECONDS: Final = 0.05
@@ -79,15 +93,17 @@ class WorkerStats:
     lost_races: int  # another worker opened it first
     detached: int  # detached after idle_seconds, or at stop
     failed: int  # stopped by a failed write or a lost lease, or not opened (an error)
-    posts: int  # posts decided by its agents (applied or rejected)
+    posts: int  # posts its agents decided durably (applied or rejected)
     writes: WriteStats
+    abandoned: int = 0  # hooks that ignored their abort signal past the grace
 
     def line(self) -> str:
         w = self.writes
         return (
             f"{self.name}: serving {self.agents}/{self.capacity} ({self.running} running); "
             f"opened {self.opened} (takeovers {self.takeovers}, lost races {self.lost_races}), "
-            f"detached {self.detached}, failed {self.failed}, posts {self.posts}; "
+            f"detached {self.detached}, failed {self.failed}, abandoned {self.abandoned}, "
+            f"posts {self.posts}; "
             f"writes {w.parts} in {w.groups} groups, queued {w.queued}, "
             f"latency p50 {w.latency_p50 * 1000:.1f} ms p99 {w.latency_p99 * 1000:.1f} ms "
             f"max {w.latency_max * 1000:.1f} ms"
@@ -103,15 +119,29 @@ class _Served:
         self.idle_since: float | None = None
 
 
-def _seconds(value: object, what: str) -> float:
+def _count(value: object, what: str, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= high:
+        shown = "a larger int" if isinstance(value, int) and value > high else f"{value!r:.80}"
+        raise InvalidInput(f"{what} must be an int in [1, {high}], got {shown}")
+    return value
+
+
+def _name(value: object) -> str:
     if (
-        not isinstance(value, (int, float))
-        or isinstance(value, bool)
-        or not math.isfinite(value)
-        or value <= 0
+        not isinstance(value, str)
+        or not 0 < len(value) <= MAX_NAME_LENGTH
+        or not value.isprintable()  # no control character, no lone surrogate
     ):
-        raise InvalidInput(f"{what} must be a positive number of seconds, got {value!r:.80}")
-    return float(value)
+        raise InvalidInput(
+            f"name must be printable text of 1 to {MAX_NAME_LENGTH} characters, got {value!r:.80}"
+        )
+    return value
+
+
+def _own_cancellation(error: BaseException) -> bool:
+    """Whether ``error`` is the current task being cancelled (to re-raise, never contain)."""
+    task = asyncio.current_task()
+    return isinstance(error, asyncio.CancelledError) and task is not None and task.cancelling() > 0
 
 
 class Worker:
@@ -119,11 +149,15 @@ class Worker:
     ``sqlite:PATH`` / ``postgresql://`` text of one) that have work, with a ``Host`` from
     ``host(agent_id)`` each. ``await worker.run()`` serves until ``stop()``.
 
-    ``max_agents``: the most agents served at once (the worker takes no more work past
-    it; other workers do). ``idle_seconds``: how long an agent stays idle before it is
-    detached. ``poll_seconds``: how often the store is asked for work with no wake.
-    ``lease_seconds`` (PostgreSQL): the lease of each agent (default: ``PostgresLog``'s).
-    Bad arguments raise ``InvalidInput``.
+    ``max_agents`` (1 to ``MAX_AGENTS``): the most agents served at once (the worker
+    takes no more work past it; other workers do). ``idle_seconds``: how long an agent
+    stays idle before it is detached. ``poll_seconds`` (at least ``MIN_POLL_SECONDS``): how
+    often the store is asked for work with no wake. ``lease_seconds`` (PostgreSQL; at most
+    ``MAX_LEASE_SECONDS``, a day): the lease of each agent (default: ``PostgresLog``'s).
+    ``grace`` (0 allowed): how long a hook may take to return once its agent is let go
+    before it is abandoned. Durations are at most ``durations.MAX_SECONDS``. Bad arguments
+    raise ``InvalidInput`` before the store is opened (a ``sqlite:``/``postgresql://``
+    text is opened only once they are all good).
     """
 
     def __init__(
@@ -135,40 +169,49 @@ class Worker:
         idle_seconds: float = DEFAULT_IDLE_SECONDS,
         poll_seconds: float = DEFAULT_POLL_SECONDS,
         lease_seconds: float | None = None,
+        grace: float = DEFAULT_GRACE_SECONDS,
         name: str | None = None,
     ) -> None:
         if not callable(host):
             raise InvalidInput(f"host must be a callable (agent_id -> Host), got {host!r:.80}")
-        if not isinstance(max_agents, int) or isinstance(max_agents, bool) or max_agents < 1:
-            raise InvalidInput(f"max_agents must be an int >= 1, got {max_agents!r:.80}")
-        self._idle_seconds = _seconds(idle_seconds, "idle_seconds")
-        self._poll_seconds = _seconds(poll_seconds, "poll_seconds")
+        if isinstance(store, str):
+            parse_store(store)  # InvalidInput before anything is opened
+        elif not isinstance(store, (SqliteStore, PostgresStore)):
+            raise InvalidInput(f"store must be a SqliteStore or a PostgresStore, got {store!r:.80}")
+        self._max = _count(max_agents, "max_agents", MAX_AGENTS)
+        self._idle_seconds = durations.seconds(idle_seconds, "idle_seconds")
+        self._poll_seconds = durations.seconds(
+            poll_seconds, "poll_seconds", low=MIN_POLL_SECONDS, zero=True
+        )
+        self._grace = durations.seconds(grace, "grace", zero=True)
+        self._lease_seconds = 30.0
         self._log_options: dict[str, Any] = {}
+        if lease_seconds is not None:  # a lease the store cannot hold is refused here (R37)
+            self._lease_seconds = durations.seconds(
+                lease_seconds, "lease_seconds", high=MAX_LEASE_SECONDS
+            )
+            self._log_options["lease_seconds"] = self._lease_seconds
+        self._name = f"{socket.gethostname()}:{os.getpid()}" if name is None else _name(name)
         if isinstance(store, str):
             store = open_store(store)
-        if not isinstance(store, (SqliteStore, PostgresStore)):
-            raise InvalidInput(f"store must be a SqliteStore or a PostgresStore, got {store!r:.80}")
         self._leases = isinstance(store, PostgresStore)
-        self._lease_seconds = 30.0
-        if lease_seconds is not None:
-            self._lease_seconds = _seconds(lease_seconds, "lease_seconds")
-            if self._leases:
-                self._log_options["lease_seconds"] = self._lease_seconds
+        if not self._leases:
+            self._log_options.clear()  # SQLite ownership is a lock: no lease to set
         self._store = store
         self._host = host
-        self._max = max_agents
-        self._name = name or f"{socket.gethostname()}:{os.getpid()}"
         self._agents: dict[str, _Served] = {}
         self._opening: set[str] = set()
         self._backoff: dict[str, float] = {}  # agent -> when it may be tried again
         self._strikes: dict[str, int] = {}  # agent -> failures in a row
         self._closing: set[asyncio.Task[None]] = set()
+        self._releasing: set[_Served] = set()  # let go, their hooks winding down
         self._writer: ThreadWriter | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._stopping: asyncio.Event | None = None
-        self._stop_requested = False
+        self._hurry: asyncio.Event | None = None  # a second stop(): abandon every hook now
+        self._stops = 0
         self._counts = dict.fromkeys(
-            ("opened", "takeovers", "lost_races", "detached", "failed", "posts"), 0
+            ("opened", "takeovers", "lost_races", "detached", "failed", "abandoned", "posts"), 0
         )
 
     # ------------------------------------------------------------------ views
@@ -204,8 +247,10 @@ class Worker:
             lost_races=counts["lost_races"],
             detached=counts["detached"],
             failed=counts["failed"],
-            posts=counts["posts"] + sum(agent.posts_decided for agent in served),
+            posts=counts["posts"]
+            + sum(s.agent.posts_decided for s in (*self._agents.values(), *self._releasing)),
             writes=writes,
+            abandoned=counts["abandoned"],
         )
 
     def __repr__(self) -> str:
@@ -214,12 +259,21 @@ class Worker:
     # ---------------------------------------------------------------- running
 
     def stop(self) -> None:
-        """Ask ``run`` to detach every agent and return (from any thread, or a signal)."""
-        self._stop_requested = True
-        loop, stopping = self._loop, self._stopping
-        if loop is not None and stopping is not None:
+        """Ask ``run`` to detach every agent and return (from any thread, or a signal).
+        A second call abandons at once the hooks that have not returned yet (no grace)."""
+        self._stops += 1
+        loop = self._loop
+        if loop is not None:
             with contextlib.suppress(RuntimeError):  # the loop is closed: run has returned
-                loop.call_soon_threadsafe(stopping.set)
+                loop.call_soon_threadsafe(self._stop_events)
+
+    def _stop_events(self) -> None:
+        assert self._stopping is not None
+        assert self._hurry is not None
+        if self._stops:
+            self._stopping.set()
+        if self._stops > 1:
+            self._hurry.set()
 
     async def run(self) -> None:
         """Serve until ``stop()``; then detach every agent (the graceful shutdown that keeps
@@ -228,8 +282,8 @@ class Worker:
             raise RuntimeError("this Worker is already running")
         self._loop = asyncio.get_running_loop()
         self._stopping = asyncio.Event()
-        if self._stop_requested:
-            self._stopping.set()
+        self._hurry = asyncio.Event()
+        self._stop_events()
         self._writer = ThreadWriter(name=f"inbox_core writer {self._name}")
         wake = self._store.work_wake()
         logger.info("%s: serving %r (at most %d agents)", self._name, self._store, self._max)
@@ -321,7 +375,9 @@ class Worker:
             self._counts["lost_races"] += 1
             await self._close(log)
             return
-        except Exception as error:
+        except BaseException as error:  # the factory's, the host's: anything costs the agent
+            if _own_cancellation(error) or isinstance(error, GeneratorExit):
+                raise
             self._counts["failed"] += 1
             wait = self._strike(agent_id)
             logger.warning(
@@ -401,17 +457,46 @@ class Worker:
     def _let_go(self, agent_id: str) -> None:
         """Detach and close one agent in the background (a hook may take its time)."""
         served = self._agents.pop(agent_id)
-        self._counts["posts"] += served.agent.posts_decided
-        task = asyncio.ensure_future(self._release(served))
+        self._releasing.add(served)
+        task = asyncio.ensure_future(self._release(agent_id, served))
         self._closing.add(task)
         task.add_done_callback(self._closing.discard)
 
-    async def _release(self, served: _Served) -> None:
+    async def _release(self, agent_id: str, served: _Served) -> None:
+        agent = served.agent
         try:
-            await served.agent.detach()
-        except Exception as error:  # never stops the worker
+            detaching = asyncio.ensure_future(agent.detach())
+            if await self._within_grace(detaching):
+                detaching.result()
+            else:
+                self._counts["abandoned"] += 1
+                logger.warning(
+                    "%s: agent %r: a hook ignored its abort signal; abandoned, log released",
+                    self._name,
+                    agent_id,
+                )
+                await agent.detach(grace=0)  # releases the log without the hook
+                detaching.cancel()
+        except BaseException as error:  # never stops the worker
+            if _own_cancellation(error) or isinstance(error, GeneratorExit):
+                raise
             logger.warning("%s: detaching failed: %s", self._name, error, exc_info=error)
+        finally:
+            self._releasing.discard(served)
+            self._counts["posts"] += agent.posts_decided  # durable ones: writes are settled
         await self._close(served.log)
+
+    async def _within_grace(self, detaching: asyncio.Future[None]) -> bool:
+        """Whether ``detaching`` ended within the grace (cut short by a second ``stop()``)."""
+        assert self._hurry is not None
+        hurry: asyncio.Future[Any] = asyncio.ensure_future(self._hurry.wait())
+        try:
+            await asyncio.wait(
+                {detaching, hurry}, timeout=self._grace, return_when=asyncio.FIRST_COMPLETED
+            )
+        finally:
+            hurry.cancel()
+        return detaching.done()
 
     async def _close(self, log: EventLog | None) -> None:
         if log is None:

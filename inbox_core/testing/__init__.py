@@ -1,7 +1,7 @@
 """Property-based testing kit for inbox_core: strategies, invariant checker, oracle, machine.
 
 Importing this package needs Hypothesis, which is a ``dev`` extra
-(``pip install 'inbox-core[dev]'``); the rest of ``inbox_core`` does not.
+(``pip install -e '.[dev]'`` from the checkout); the rest of ``inbox_core`` does not.
 Every public name is importable from ``inbox_core.testing``; the modules are
 ``strategies`` (Hypothesis strategies), ``checks`` (the invariant checkers of
 states, logs, notifications and commands), ``recovery`` (replay, resume and

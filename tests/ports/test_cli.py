@@ -613,7 +613,7 @@ def test_fuzz_without_hypothesis(capsys: Capture, monkeypatch: pytest.MonkeyPatc
     code, _, err = run(capsys, "fuzz", "--examples", "1", "--seed", "0")
     assert code == 1
     assert "the invariant suite cannot load" in err
-    assert "pip install 'inbox-core[dev]'" in err
+    assert "pip install -e '.[dev]'" in err
 
 
 def test_r32_replay_prints_fate_counts_and_json_fates(capsys: Capture, tmp_path: Path) -> None:

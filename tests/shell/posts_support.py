@@ -45,9 +45,16 @@ def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[An
         store = PostgresStore(conninfo)
         spec = pg_url(conninfo)
     try:
-        yield store, spec
+        yield ready(store), spec
     finally:
         store.close()
+
+
+def ready(store: AnyStore) -> AnyStore:
+    """``store`` once its tables exist (``prepare``): building a store writes nothing (R36
+    v4); its first write makes them, before a foreign producer inserts rows."""
+    store.prepare()
+    return store
 
 
 @pytest.fixture

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import os
-import shutil
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
-
-import pytest
 
 from inbox_core import (
     AgentState,
@@ -26,6 +22,8 @@ from inbox_core import (
     replay,
 )
 from inbox_core.shell import AbortSignal, LoopAgent
+
+from .unprivileged import as_unprivileged  # noqa: F401 - where its callers import it
 
 T = TypeVar("T")
 TIMEOUT = 10.0
@@ -192,26 +190,6 @@ class Recorder:
 
     def of(self, kind: str) -> list[Notification]:
         return [n for n in self.notes if n.type == kind]
-
-
-# ------------------------------------------------------------------ processes
-
-
-def as_unprivileged(argv: list[str]) -> list[str]:
-    """``argv`` run as a user who cannot write the test's files (root bypasses permissions)."""
-    if os.geteuid() != 0:
-        return argv
-    setpriv = shutil.which("setpriv")
-    try:
-        import pwd  # POSIX only
-
-        user = pwd.getpwnam("inbox_pg")
-    except (ImportError, KeyError):
-        user = None
-    if setpriv is None or user is None:
-        pytest.skip("running as root without setpriv and an unprivileged user (inbox_pg)")
-    ids = [f"--reuid={user.pw_uid}", f"--regid={user.pw_gid}", "--clear-groups"]
-    return [setpriv, *ids, *argv]
 
 
 # ------------------------------------------------------------------ the log

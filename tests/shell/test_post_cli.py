@@ -14,7 +14,7 @@ from inbox_core import Completed
 from inbox_core.cli import main
 from inbox_core.shell import LoopAgent, SqliteStore
 
-from .posts_support import AnyStore, agent_name, pg_url
+from .posts_support import AnyStore, agent_name, execute, pg_url, posts_table
 from .support import ScriptedHost, run_async, text_of
 
 
@@ -221,3 +221,155 @@ def _message(text: str) -> Any:
 
 def test_pg_url_form_is_what_the_cli_takes(pg: str) -> None:
     assert pg_url(pg).startswith("postgresql://")
+
+
+# ------------------------------------------------------- issue 28, item 25
+
+
+def test_r35_post_and_watch_take_a_libpq_connection_string(
+    pg: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R35, R36 (issue 28 item 25): STORE may be the libpq keyword/value string
+    PostgresStore takes ("host=... dbname=..."), not only a URL."""
+    assert "=" in pg
+    assert not pg.startswith("postgres")
+    agent = agent_name()
+    code, out, err = _cli(capsys, "post", pg, agent, "--queue", "x")
+    assert code == 0, err
+    assert out.startswith("posted ")
+    code, out, err = _cli(capsys, "post", pg, agent, "--pending")
+    assert code == 0, err
+    assert len(out.splitlines()) == 1
+
+
+def test_r35_post_wait_says_that_nobody_serves_the_agent(
+    backend: tuple[AnyStore, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R35 (issue 28 item 25): ``post --wait`` for an agent no live process owns says so,
+    when it starts waiting and when it gives up, instead of only "still pending"."""
+    _, spec = backend
+    agent = agent_name()
+    code, out, err = _cli(capsys, "post", spec, agent, "--queue", "x", "--wait", "--timeout", "0.2")
+    assert code == 1
+    assert out.startswith("posted ")
+    assert "PostTimeout" in err
+    assert err.count(f"nobody serves agent {agent!r}") == 2, err
+
+
+def test_r35_post_wait_says_when_the_agent_is_served_but_undecided(
+    backend: tuple[AnyStore, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R35, R29: with a live owner that has not decided the post (its event loop is not
+    running) the timeout says the agent is served; ``store.has_owner`` follows the owner."""
+    store, spec = backend
+    agent = agent_name()
+    assert not store.has_owner(agent)
+    owner = LoopAgent(ScriptedHost(), log=store.log(agent))  # owns the log, no loop runs
+    try:
+        assert store.has_owner(agent)
+        code, _, err = _cli(
+            capsys, "post", spec, agent, "--queue", "x", "--wait", "--timeout", "0.2"
+        )
+        assert code == 1
+        assert "nobody serves" not in err
+        assert f"agent {agent!r} is served" in err
+    finally:
+        asyncio.run(owner.detach())
+        owner.log.close()
+    assert not store.has_owner(agent)
+
+
+def test_r35_post_receipt_shows_an_outcome_again(
+    backend: tuple[AnyStore, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R35 (issue 28 item 25): ``post --receipt N`` posts nothing and prints post N's outcome
+    (``pending``, ``applied``, ``rejected: E: text``; exit 0 only for applied); with
+    ``--wait`` it waits for it; an unknown N is UnknownReceipt (exit 1)."""
+    store, spec = backend
+    agent = agent_name()
+    parked = store.post(agent, queue_of("parked"))
+    guarded = store.post(agent, queue_of("guarded", expect_turn=5))
+    assert _cli(capsys, "post", spec, agent, "--receipt", str(parked.post_id))[:2] == (
+        1,
+        "pending\n",
+    )
+
+    async def serve_then_ask() -> None:
+        owner = LoopAgent(ScriptedHost(), log=store.log(agent))
+        try:
+            code, out, _ = await _cli_async(
+                capsys, "post", spec, agent, "--receipt", str(parked.post_id), "--wait"
+            )
+            assert (code, out) == (0, "applied\n")
+            code, out, _ = await _cli_async(
+                capsys, "post", spec, agent, "--receipt", str(guarded.post_id)
+            )
+            assert code == 1
+            assert out.startswith("rejected: TurnMismatch: ")
+        finally:
+            await owner.detach()
+            owner.log.close()
+
+    run_async(serve_then_ask)()
+    code, out, err = _cli(capsys, "post", spec, agent, "--receipt", str(2**52))
+    assert (code, out) == (1, "")
+    assert err.startswith("inbox-core post: UnknownReceipt:")
+    assert [p.post_id for p in store.pending(agent)] == []  # --receipt posted nothing
+
+
+def test_r35_post_pending_lists_the_agent_s_posts_oldest_first(
+    backend: tuple[AnyStore, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R35 (issue 28 item 25): ``post --pending`` lists the unconsumed posts (number and
+    command as stored, one line each, a producer's control characters escaped) and says
+    whether anyone serves the agent."""
+    store, spec = backend
+    agent = agent_name()
+    first = store.post(agent, queue_of("one"))
+    second = store.post(agent, queue_of("two"))
+    execute(
+        store,
+        f"INSERT INTO {posts_table(store)} (agent_id, command) VALUES (%s, %s)",
+        agent,
+        "not json\n\x1b[31mred",
+    )
+    code, out, err = _cli(capsys, "post", spec, agent, "--pending")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert len(lines) == 3
+    assert lines[0].startswith(f"{first.post_id} {{")
+    assert '"one"' in lines[0]
+    assert lines[1].startswith(f"{second.post_id} ")
+    assert "\x1b" not in lines[2]
+    assert lines[2].endswith("not json\\u000a\\u001b[31mred")
+    assert f"3 pending post(s) for agent {agent!r} (nobody serves it)" in err
+    assert [p.post_id for p in store.pending(agent, limit=2)] == [first.post_id, second.post_id]
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--receipt", "0"],
+        ["--receipt", "x"],
+        ["--receipt", str(2**53)],
+        ["--receipt", "1", "--queue", "x"],
+        ["--receipt", "1", "--key", "k"],
+        ["--pending", "--wait"],
+        ["--pending", "--cancel"],
+        ["--pending", "--expect", "idle"],
+    ],
+)
+def test_post_receipt_and_pending_usage_errors_exit_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    path = tmp_path / "a.db"
+    code, _, err = _cli(capsys, "post", f"sqlite:{path}", "alice", *argv)
+    assert code == 2
+    assert err
+    assert not path.exists()
+
+
+def queue_of(text: str, *, expect_turn: int | None = None) -> Any:
+    from inbox_core import ExpectTurn, queue
+
+    return queue(_message(text), expect=None if expect_turn is None else ExpectTurn(expect_turn))

@@ -49,6 +49,7 @@ from .posts_support import (
     fate_kinds,
     post_rows,
     posts_table,
+    ready,
     until,
 )
 from .support import ScriptedHost, log_json, msg, run_async, text_of
@@ -316,7 +317,7 @@ def test_r35_a_failed_consuming_transaction_leaves_the_post_pending_and_the_log_
     tmp_path: Any,
 ) -> None:
     """Consuming and appending are one transaction: an append that fails consumes nothing."""
-    store = SqliteStore(tmp_path / "a.db")
+    store = ready(SqliteStore(tmp_path / "a.db"))
     agent = agent_name()
     execute(
         store,

@@ -146,6 +146,7 @@ class Fleet:
         self.posters: list[Proc] = []
         self.events: list[str] = []  # what the test did, for the summary
         self.started = time.monotonic()
+        self.trace = folder / "hooks.jsonl"  # every worker's hooks, unless a test names one
 
     def note(self, what: str) -> None:
         self.events.append(f"{time.monotonic() - self.started:6.1f}s {what}")
@@ -174,7 +175,11 @@ class Fleet:
         err = self.folder / f"{name}.err"
         with err.open("wb") as sink:
             popen = subprocess.Popen(
-                argv, cwd=ROOT, env=child_env(**env), stdout=subprocess.DEVNULL, stderr=sink
+                argv,
+                cwd=ROOT,
+                env=child_env(**{"WORKER_HOSTS_TRACE": str(self.trace), **env}),
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
             )
         proc = Proc(name, popen, err)
         self.workers.append(proc)
@@ -183,6 +188,22 @@ class Fleet:
 
     def live(self) -> list[Proc]:
         return [w for w in self.workers if w.popen.poll() is None]
+
+    def driving(self, procs: list[Proc], *, timeout: float) -> list[Proc]:
+        """Of ``procs``, those whose host has asked for a step, so that a ``pre_step`` report
+        of theirs (with its host/owner record) is durable (the driver asks the host again
+        only once its last report is); waits up to ``timeout`` seconds for one."""
+        deadline = time.monotonic() + timeout
+        while True:
+            started = {
+                line["pid"]
+                for line in read_trace(self.trace)
+                if line.get("event") == "enter" and line.get("hook") == "run_step"
+            }
+            found = [proc for proc in procs if proc.pid in started]
+            if found or time.monotonic() > deadline:
+                return found
+            time.sleep(0.05)
 
     def kill(self, proc: Proc) -> None:
         proc.killed = True
@@ -556,7 +577,9 @@ def run_kill_loop(
             if len(live) != workers:
                 gone = [w.name for w in ships.workers if w not in live and not w.killed]
                 fail(f"a worker exited on its own: {gone}")
-            ships.kill(rng.choice(live))
+            # a victim that has driven: on a loaded machine a worker still starting up would
+            # die having proved nothing (no turn of its own for a takeover to resume)
+            ships.kill(rng.choice(ships.driving(live, timeout=20.0) or live))
             ships.serve(WORKER_HOSTS_DELAY=str(delay))
         deadline = time.monotonic() + post_seconds + 60
         for poster in ships.posters:

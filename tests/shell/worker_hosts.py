@@ -20,6 +20,14 @@ Environment (each worker process gets its own):
   starts (``enter``) and, when blocking, once its signal tripped (``tripped``,
   with the cause) or the gate opened (``gate``): what a detached agent cannot
   write to its log (its in-flight report is discarded, R29).
+- ``WORKER_HOSTS_IGNORE``: ``run_step`` ignores its abort signal (R37's grace):
+  ``sleep`` sleeps an hour (a cancel ends it), ``swallow`` sleeps and swallows
+  every cancel, ``thread`` sleeps in a worker thread, ``loop`` blocks the event
+  loop itself (``time.sleep``). Each traces ``enter`` first, and ``cancelled``
+  for each cancel it sees.
+- ``WORKER_HOSTS_RAISE``: a JSON object ``{agent: "factory:SystemExit" | "run_step:
+  KeyboardInterrupt" | ...}``: the factory, or that hook, raises that exception
+  (a builtin's name) for that agent (R37: it costs only that agent).
 
 ``python -m tests.shell.worker_hosts post STORE PLAN OUT`` is a posting process:
 PLAN is a JSON file ``{"posts": [[agent, key, text], ...], "pace": seconds,
@@ -33,6 +41,7 @@ post_id`` to OUT after each. It prints ``POSTED n`` when done.
 from __future__ import annotations
 
 import asyncio
+import builtins
 import contextlib
 import json
 import os
@@ -80,13 +89,34 @@ class RecordingHost:
         block: str = "",
         gate: str | None = None,
         trace_path: str | None = None,
+        ignore: str = "",
     ) -> None:
         self.agent_id = agent_id
         self.delay = delay
         self.block = block
         self.gate = gate
         self.trace_path = trace_path
+        self.ignore = ignore
         self.instance = uuid.uuid4().hex[:12]
+
+    async def _ignore(self, turn: int, step: int) -> None:
+        """Ignore the abort signal (``WORKER_HOSTS_IGNORE``), for an hour."""
+        if self.ignore == "loop":
+            time.sleep(3600)
+        elif self.ignore == "thread":
+            await asyncio.to_thread(time.sleep, 3600)
+        elif self.ignore == "swallow":
+            while True:
+                try:
+                    await asyncio.sleep(3600)
+                except asyncio.CancelledError:
+                    self._trace("cancelled", "run_step", turn, step)
+        else:
+            try:
+                await asyncio.sleep(3600)
+            except asyncio.CancelledError:
+                self._trace("cancelled", "run_step", turn, step)
+                raise
 
     def _record(self, hook: str, turn: int, step: int, **extra: Any) -> HostRecord:
         data = {
@@ -127,6 +157,7 @@ class RecordingHost:
         self, turn: int, step: int, batch: tuple[UserMessage, ...], signal: AbortSignal
     ) -> Recorded[Decision]:
         self._trace("enter", "pre_step", turn, step, batch=[str(m.id) for m in batch])
+        _raise_for(self.agent_id, "pre_step")
         if self.block == "pre_step":
             await self._block("pre_step", turn, step, signal)
         ids = [str(m.id) for m in batch]
@@ -134,6 +165,9 @@ class RecordingHost:
 
     async def run_step(self, turn: int, step: int, signal: AbortSignal) -> Recorded[StepOutcome]:
         self._trace("enter", "run_step", turn, step)
+        _raise_for(self.agent_id, "run_step")
+        if self.ignore:
+            await self._ignore(turn, step)
         if self.block == "run_step":
             await self._block("run_step", turn, step, signal)
         elif self.delay > 0 and not signal.aborted:
@@ -150,14 +184,24 @@ class RecordingHost:
         return f"RecordingHost({self.agent_id!r}, pid={os.getpid()}, host={self.instance})"
 
 
+def _raise_for(agent_id: str, where: str) -> None:
+    """Raise what ``WORKER_HOSTS_RAISE`` names for this agent at ``where``, if anything."""
+    plan = json.loads(os.environ.get("WORKER_HOSTS_RAISE") or "{}")
+    hook, _, name = str(plan.get(agent_id, "")).partition(":")
+    if hook == where:
+        raise getattr(builtins, name)(f"{name} from {where} of {agent_id}")
+
+
 def make_host(agent_id: str) -> RecordingHost:
     """The worker's factory: a ``RecordingHost`` configured by the environment."""
+    _raise_for(agent_id, "factory")
     return RecordingHost(
         agent_id,
         delay=float(os.environ.get("WORKER_HOSTS_DELAY", "0")),
         block=os.environ.get("WORKER_HOSTS_BLOCK", ""),
         gate=os.environ.get("WORKER_HOSTS_GATE") or None,
         trace_path=os.environ.get("WORKER_HOSTS_TRACE") or None,
+        ignore=os.environ.get("WORKER_HOSTS_IGNORE", ""),
     )
 
 
