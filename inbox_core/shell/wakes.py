@@ -7,13 +7,15 @@ asyncio event of one loop (rung from any thread). Within one process a writer ri
 database at once. Across processes:
 
 - SQLite: one ``SqlitePoller`` per database file and event loop checks
-  ``PRAGMA data_version`` on its own connection every
+  ``PRAGMA data_version`` on its own read-only connection every
   ``SQLITE_POLL_SECONDS`` while anyone waits (it changes when another
   connection commits: a read of shared memory, no I/O); on a change it
   rings ``post:<agent>`` for each agent with a new post, and every watcher
-  and outcome waiter of the file. The cost is one pragma per interval
-  however many agents wait; each waiter also looks again after
-  ``SQLITE_FALLBACK_SECONDS`` to twice that (``slow_poll``);
+  and outcome waiter of the file. While no ``-wal`` file exists (nobody
+  writes, or there is no file yet) it watches the file and its ``-wal`` with
+  ``stat`` instead, so that it creates nothing (R36 v4). The cost is one
+  pragma per interval however many agents wait; each waiter also looks
+  again after ``SQLITE_FALLBACK_SECONDS`` to twice that (``slow_poll``);
 - PostgreSQL: a ``PgListener`` holds one ``LISTEN`` connection and rings the
   payload of every notification (sent by triggers inside the changing
   transaction, never before its commit); the listener rings every key after
@@ -34,6 +36,7 @@ import random
 import sqlite3
 import threading
 import weakref
+from pathlib import Path
 from typing import Any, Final
 
 from inbox_core.shell.posts import NOTIFY_CHANNEL
@@ -199,7 +202,10 @@ class SqlitePoller:
     async def _poll(self) -> None:
         while True:
             try:
-                conn = sqlite3.connect(self._path, isolation_level=None, check_same_thread=False)
+                conn = _read_only_connection(self._path)
+                if conn is None:
+                    await self._watch_files()
+                    continue
                 try:
                     await self._watch(conn)
                 finally:
@@ -208,6 +214,15 @@ class SqlitePoller:
                 logger.debug("inbox_core SQLite poller of %r: %s", self._path, error)
                 self._bell.ring_all()
             await asyncio.sleep(SQLITE_FALLBACK_SECONDS)
+
+    async def _watch_files(self) -> None:
+        """No -wal file (nobody writes, or the file is not there yet): watch the file and its
+        -wal with ``stat`` until either changes (a writer came), then ring every waiter."""
+        before = _fingerprints(self._path)
+        self._bell.ring_all()  # as in _watch: a change before this baseline is looked at
+        while _fingerprints(self._path) == before:
+            await asyncio.sleep(SQLITE_POLL_SECONDS)
+        self._bell.ring_all()
 
     async def _watch(self, conn: sqlite3.Connection) -> None:
         version = data_version(conn)
@@ -226,6 +241,37 @@ class SqlitePoller:
                 self._bell.ring(f"post:{agent_id}")
             self._bell.ring_prefix("events:")
             self._bell.ring_prefix("outcome:")
+
+
+def _read_only_connection(path: str) -> sqlite3.Connection | None:
+    """A connection that reads ``path`` through its writer's -wal and -shm (``mode=ro``:
+    it writes nothing and never creates the file, R36 v4); None when there is no -wal file
+    (a connection would create one beside a cleanly closed file) or SQLite cannot open it
+    here (a directory this user cannot write)."""
+    if not os.path.exists(f"{path}-wal"):
+        return None
+    conn = sqlite3.connect(
+        f"{Path(path).as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
+    )
+    try:
+        data_version(conn)
+        conn.execute("SELECT COUNT(*) FROM sqlite_master").fetchone()  # opens the -wal
+    except sqlite3.Error:
+        conn.close()
+        return None
+    return conn
+
+
+def _fingerprints(path: str) -> tuple[tuple[int, int, int] | None, ...]:
+    found: list[tuple[int, int, int] | None] = []
+    for name in (path, f"{path}-wal"):
+        try:
+            stat = os.stat(name)
+        except OSError:
+            found.append(None)
+        else:
+            found.append((stat.st_ino, stat.st_size, stat.st_mtime_ns))
+    return tuple(found)
 
 
 def data_version(conn: sqlite3.Connection) -> int:

@@ -218,3 +218,28 @@ async def test_r39_a_known_path_with_another_method_is_a_405_problem(store: AnyS
     for response in (get_a_post, post_an_agent):
         problem(response, 405, "Method Not Allowed")
         assert response.headers["allow"]
+
+
+@run_async
+async def test_r39_cors_is_off_unless_origins_are_named(store: AnyStore) -> None:
+    origin = {"Origin": "https://app.example"}
+    preflight = {
+        **origin,
+        "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type,idempotency-key,prefer",
+    }
+    async with front(store) as closed:
+        plain = await closed.get("/healthz", headers=origin)
+        refused = await closed.options("/v1/agents/a/followup", headers=preflight)
+    async with front(store, cors_origins=["https://app.example"]) as open_:
+        allowed = await open_.options("/v1/agents/a/followup", headers=preflight)
+        answered = await open_.get("/healthz", headers=origin)
+        other = await open_.get("/healthz", headers={"Origin": "https://evil.example"})
+    assert "access-control-allow-origin" not in plain.headers
+    assert refused.status_code == 405
+    assert allowed.status_code == 200
+    assert allowed.headers["access-control-allow-origin"] == "https://app.example"
+    assert "idempotency-key" in allowed.headers["access-control-allow-headers"].lower()
+    assert answered.headers["access-control-allow-origin"] == "https://app.example"
+    assert "location" in answered.headers["access-control-expose-headers"].lower()
+    assert "access-control-allow-origin" not in other.headers
