@@ -288,14 +288,21 @@ def _last_post(conn: sqlite3.Connection) -> int:
 
 
 def _new_posts(conn: sqlite3.Connection, after: int) -> list[tuple[str, int]]:
+    """Each agent with a post past ``after``, and its last post. The ids are read as bytes
+    (a producer may store a BLOB or bytes that are not UTF-8: such a row must not stop the
+    poller, R35 v4); one that is no text rings a key nobody waits on."""
     try:
         rows = conn.execute(
-            "SELECT agent_id, MAX(post_id) FROM posts WHERE post_id > ? GROUP BY agent_id",
+            "SELECT CAST(agent_id AS BLOB), MAX(post_id) FROM posts WHERE post_id > ? "
+            "GROUP BY agent_id",
             (after,),
         ).fetchall()
     except sqlite3.OperationalError:
         return []
-    return [(str(agent_id), int(post_id)) for agent_id, post_id in rows]
+    return [
+        (agent.decode("utf-8", "replace") if isinstance(agent, bytes) else "", int(post_id))
+        for agent, post_id in rows
+    ]
 
 
 _POLLERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, SqlitePoller]] = (
