@@ -32,6 +32,7 @@ from inbox_core import limits
 from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent
 from inbox_core.shell import sqlite_posts, sqlite_reading
+from inbox_core.shell.directory import PG_DIRECTORY, SQLITE_DIRECTORY, AgentSummary, Directory
 from inbox_core.shell.logs import LogUnavailable
 from inbox_core.shell.owners import held_elsewhere
 from inbox_core.shell.postgres_schema import (
@@ -64,6 +65,7 @@ from inbox_core.shell.sqlite_schema import (
     sqlite_errors,
     timeout_seconds,
 )
+from inbox_core.shell.tokens import PG_TOKENS, SQLITE_TOKENS, TokenDialect, TokenTable
 from inbox_core.shell.wakes import SqliteWake, pg_listener, sqlite_bell
 from inbox_core.shell.watching import (
     BATCH_EVENTS,
@@ -76,6 +78,8 @@ from inbox_core.shell.watching import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import psycopg
 
     from inbox_core.commands import Command
@@ -296,6 +300,47 @@ class _Store:
             async for item in events:
                 yield item
 
+    # ---------------------------------------- what a front door reads (R39, inbox_core.http)
+
+    _directory: Directory
+    _token_dialect: TokenDialect
+
+    def _connection(self, what: str) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def agents(
+        self,
+        after: str | None = None,
+        limit: int = 100,
+        accept: Callable[[str], bool] | None = None,
+    ) -> list[AgentSummary]:
+        """Up to ``limit`` agents of the store (an event, an owner's row or a post) with an id
+        after ``after``, in the database's order, that ``accept`` takes (all by default)."""
+        first = None if after is None else limits.agent_id(after)
+        with self._connection("list agents") as conn:
+            return self._directory.agents(conn, first, _limit(limit), accept)
+
+    def pending_count(self, agent_id: str) -> int:
+        """How many of agent ``agent_id``'s posts wait for its owner."""
+        agent = limits.agent_id(agent_id)
+        with self._connection("count posts") as conn:
+            return self._directory.pending_posts(conn, agent)
+
+    def posted_command(self, receipt: Receipt) -> object:
+        """The command a post holds, as stored (the text a producer wrote);
+        ``UnknownReceipt`` when no such post is stored."""
+        receipt = _receipt(receipt)
+        with self._connection("read a post") as conn:
+            found, command = self._directory.post_command(conn, receipt.agent_id, receipt.post_id)
+        if not found:
+            raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
+        return command
+
+    @property
+    def tokens(self) -> TokenTable:
+        """The store's bearer tokens (``inbox_core.shell.tokens``)."""
+        return TokenTable(self._connection, self._token_dialect)
+
 
 # ---------------------------------------------------------------------- SQLite
 
@@ -316,6 +361,9 @@ class SqliteStore(_Store):
     ``LogUnavailable`` (or ``IncompatibleLog`` for a file that is no inbox-core
     log), nothing written.
     """
+
+    _directory = SQLITE_DIRECTORY
+    _token_dialect = SQLITE_TOKENS
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
         super().__init__()
@@ -490,6 +538,9 @@ class PostgresStore(_Store):
     or server error is ``LogUnavailable``: a ``post`` that raises it may or may
     not have landed (the reply was lost); post again with the same ``key`` to know.
     """
+
+    _directory = PG_DIRECTORY
+    _token_dialect = PG_TOKENS
 
     def __init__(self, conninfo: str) -> None:
         super().__init__()

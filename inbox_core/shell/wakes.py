@@ -219,6 +219,7 @@ class SqlitePoller:
         """No -wal file (nobody writes, or the file is not there yet): watch the file and its
         -wal with ``stat`` until either changes (a writer came), then ring every waiter."""
         before = _fingerprints(self._path)
+        self._bell.ring_all()  # as in _watch: a change before this baseline is looked at
         while _fingerprints(self._path) == before:
             await asyncio.sleep(SQLITE_POLL_SECONDS)
         self._bell.ring_all()
@@ -226,6 +227,9 @@ class SqlitePoller:
     async def _watch(self, conn: sqlite3.Connection) -> None:
         version = data_version(conn)
         last_post = _last_post(conn)
+        # a waiter that looked before this baseline would miss a commit made in between:
+        # everyone looks once more
+        self._bell.ring_all()
         while True:
             await asyncio.sleep(SQLITE_POLL_SECONDS)
             now = data_version(conn)
