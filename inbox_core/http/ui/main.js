@@ -65,6 +65,8 @@ async function act(request, accepted = () => {}) {
     return false;
   } finally {
     refreshAgent();
+    clearTimeout(agentsTimer);
+    agentsTimer = setTimeout(loadAgents, 300); // a post may have made a new agent
   }
 }
 
@@ -90,8 +92,13 @@ async function loadAgents({ more = false } = {}) {
     renderAgents();
     $("agents-note").textContent = agents.length === 0 ? "No agent has a log yet." : "";
   } catch (error) {
-    $("agents-note").textContent = error instanceof RequestFailed ? error.line : String(error);
+    $("agents-note").textContent = "The agents could not be listed.";
+    showProblem(error);
+    if (error instanceof RequestFailed && (error.status === 401 || error.status === 403)) {
+      return; // no use asking again before another token is given
+    }
   }
+  clearTimeout(agentsTimer); // one polling chain, whichever read ended last
   if (document.visibilityState !== "hidden") agentsTimer = setTimeout(loadAgents, 5000);
 }
 
