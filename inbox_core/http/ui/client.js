@@ -23,6 +23,17 @@ export function newKey(random = globalThis.crypto) {
   return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** A `problem` event's data (a problem document) as a RequestFailed. */
+export function problemOf(data) {
+  let problem = null;
+  try {
+    problem = JSON.parse(data);
+  } catch {
+    // not JSON: the line says so by its title
+  }
+  return new RequestFailed(problemLine(problem));
+}
+
 /** The answer's problem document (RFC 9457) as one line, whatever the body holds. */
 export async function failureOf(response) {
   let problem = null;
@@ -127,15 +138,18 @@ export class Client {
  * dropped connection, so nothing is lost or repeated. Calls `onEvent(event)` with each
  * next event in seq order, `onState(state, detail)` with `connecting`, `live`,
  * `reconnecting` (detail: the attempt) or `failed` (detail: a RequestFailed, no retry:
- * a 4xx needs another token or agent), and `onReset()` when a gap forces a fresh read.
+ * a 4xx needs another token or agent, or the page cannot fold the log), `onReset()` when
+ * a gap forces a fresh read, and `onProblem(error)` for a `problem` event (the server could
+ * not read the log; the stream then ends and is resumed).
  */
 export class EventStream {
-  constructor(client, agentId, { onEvent, onState = () => {}, onReset = () => {}, silence = 45_000, timers = globalThis } = {}) {
+  constructor(client, agentId, { onEvent, onState = () => {}, onReset = () => {}, onProblem = () => {}, silence = 45_000, timers = globalThis } = {}) {
     this.client = client;
     this.agentId = agentId;
     this.onEvent = onEvent;
     this.onState = onState;
     this.onReset = onReset;
+    this.onProblem = onProblem;
     this.silence = silence; // ms without a byte (the server comments every 15 s) = dead
     this.timers = timers;
     this.nextSeq = 0;
@@ -211,6 +225,7 @@ export class EventStream {
         if (done) return delivered;
         arm();
         for (const sse of parser.push(value)) {
+          if (sse.type === "problem") this.onProblem(problemOf(sse.data)); // then it ends
           const event = logEventOf(sse);
           if (event !== null && this.deliver(event)) delivered = true;
           if (this.stopped) return delivered;
@@ -239,9 +254,17 @@ export class EventStream {
       this.controller.abort(); // read again from 0
       return false;
     }
+    try {
+      this.onEvent(event);
+    } catch (error) {
+      // a log the page cannot fold: reading on would only repeat the failure
+      this.stopped = true;
+      this.controller.abort();
+      this.onState("failed", new RequestFailed(`The page could not fold event ${event.seq}: ${error?.message ?? error}`));
+      return false;
+    }
     this.nextSeq += 1;
     this.stats.events += 1;
-    this.onEvent(event);
     return true;
   }
 }

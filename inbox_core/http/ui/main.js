@@ -169,6 +169,7 @@ function openAgent(agentId) {
       view.fold = new LogFold();
       scheduleRender();
     },
+    onProblem: showProblem,
     onState: (state, detail) => {
       const line = $("connection");
       line.className = `connection ${state}`;

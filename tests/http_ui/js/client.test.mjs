@@ -190,3 +190,35 @@ test("'.' and '..' fail at once instead of asking another path", async () => {
   assert.equal(calls.length, 0);
   assert.deepEqual(states, ["connecting", "failed"]);
 });
+
+test("a log the page cannot fold stops the stream with a readable line, no retry loop", async () => {
+  const { fetch, calls } = fakeFetch(sse([eventText(0), eventText(1), eventText(2)], { hold: new Promise(() => {}) }));
+  const stream = new EventStream(new Client({ fetch, storage: new Storage(), sleep: noSleep }), "a");
+  const { states } = collect(stream);
+  const seen = [];
+  stream.onEvent = (event) => {
+    if (event.seq === 1) throw new TypeError("no open step");
+    seen.push(event.seq);
+  };
+  let failure;
+  stream.onState = (state, detail) => { states.push(state); failure = detail; };
+  await stream.start().done;
+  assert.deepEqual(seen, [0]);
+  assert.equal(calls.length, 1);
+  assert.equal(states.at(-1), "failed");
+  assert.equal(failure.line, "The page could not fold event 1: no open step");
+  assert.equal(stream.stats.events, 1);
+});
+
+test("R39: a problem event (the server could not read the log) is shown, then the stream resumes", async () => {
+  const problemEvent = `event: problem\ndata: ${JSON.stringify({ title: "ReplayError", detail: "bad row" })}\n\n`;
+  const { fetch, calls } = fakeFetch(sse([eventText(0), problemEvent]), problem(403, "Forbidden"));
+  const stream = new EventStream(new Client({ fetch, storage: new Storage(), sleep: noSleep }), "a");
+  const { seen } = collect(stream);
+  const problems = [];
+  stream.onProblem = (error) => problems.push(error.line);
+  await stream.start().done;
+  assert.deepEqual(seen, [0]);
+  assert.deepEqual(problems, ["ReplayError: bad row"]);
+  assert.equal(calls[1].init.headers["Last-Event-ID"], "0");
+});
