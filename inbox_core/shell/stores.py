@@ -27,6 +27,7 @@ from inbox_core import limits
 from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent
 from inbox_core.shell import sqlite_posts
+from inbox_core.shell.directory import PG_DIRECTORY, SQLITE_DIRECTORY, AgentSummary, Directory
 from inbox_core.shell.logs import CorruptLog, LogUnavailable, decode_record
 from inbox_core.shell.owners import held_elsewhere
 from inbox_core.shell.postgres_schema import (
@@ -51,9 +52,12 @@ from inbox_core.shell.posts import (
 from inbox_core.shell.serving import Wake
 from inbox_core.shell.sqlite import SqliteLog
 from inbox_core.shell.sqlite_schema import sqlite_errors, timeout_seconds
+from inbox_core.shell.tokens import PG_TOKENS, SQLITE_TOKENS, TokenDialect, TokenTable
 from inbox_core.shell.wakes import SqliteWake, pg_listener, sqlite_bell
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import psycopg
 
     from inbox_core.commands import Command
@@ -197,6 +201,56 @@ class _Store:
         finally:
             wake.close()
 
+    # ---------------------------------------- what a front door reads (R39, inbox_core.http)
+
+    _directory: Directory
+    _token_dialect: TokenDialect
+
+    def _connection(self, what: str) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def agents(
+        self,
+        after: str | None = None,
+        limit: int = 100,
+        accept: Callable[[str], bool] | None = None,
+    ) -> list[AgentSummary]:
+        """Up to ``limit`` agents of the store (an event, an owner's row or a post) with an id
+        after ``after``, in the database's order, that ``accept`` takes (all by default)."""
+        first = None if after is None else limits.agent_id(after)
+        with self._connection("list agents") as conn:
+            return self._directory.agents(conn, first, _limit(limit), accept)
+
+    def pending_count(self, agent_id: str) -> int:
+        """How many of agent ``agent_id``'s posts wait for its owner."""
+        agent = limits.agent_id(agent_id)
+        with self._connection("count posts") as conn:
+            return self._directory.pending_posts(conn, agent)
+
+    def posted_command(self, receipt: Receipt) -> object:
+        """The command a post holds, as stored (the text a producer wrote);
+        ``UnknownReceipt`` when no such post is stored."""
+        receipt = _receipt(receipt)
+        with self._connection("read a post") as conn:
+            found, command = self._directory.post_command(conn, receipt.agent_id, receipt.post_id)
+        if not found:
+            raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
+        return command
+
+    def events_page(
+        self, agent_id: str, since: int = 0, limit: int = _WATCH_BATCH
+    ) -> list[tuple[int, DurableEvent]]:
+        """Agent ``agent_id``'s events ``(seq, event)`` from seq ``since`` on, at most
+        ``limit``, as they are now; ``CorruptLog`` for a bad row. Needs no ownership."""
+        agent, seq, most = limits.agent_id(agent_id), _since(since), _limit(limit)
+        with self._connection("read") as conn:
+            return self._directory.events_page(conn, agent, seq, most)
+
+    @property
+    def tokens(self) -> TokenTable:
+        """The store's bearer tokens (``inbox_core.shell.tokens``)."""
+        return TokenTable(self._connection, self._token_dialect)
+
 
 # ---------------------------------------------------------------------- SQLite
 
@@ -210,6 +264,9 @@ class SqliteStore(_Store):
     every SQLite failure ``LogUnavailable`` (or ``IncompatibleLog`` for a file that
     is no inbox-core log), nothing written.
     """
+
+    _directory = SQLITE_DIRECTORY
+    _token_dialect = SQLITE_TOKENS
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
         SqliteLog(path, timeout=timeout).close()  # checks, creates or migrates the file
@@ -344,6 +401,9 @@ class PostgresStore(_Store):
     server error is ``LogUnavailable``: a ``post`` that raises it may or may not
     have landed (the reply was lost); post again with the same ``key`` to know.
     """
+
+    _directory = PG_DIRECTORY
+    _token_dialect = PG_TOKENS
 
     def __init__(self, conninfo: str) -> None:
         source, _ = connection_source(conninfo)
