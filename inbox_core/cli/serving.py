@@ -22,6 +22,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from inbox_core.cli.frontdoor import FrontServer, RefusedBind, front_server, serve_until_signal
 from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err
 from inbox_core.errors import InboxCoreError
 
@@ -83,20 +84,30 @@ def run_serve(args: argparse.Namespace) -> int:
             lease_seconds=args.lease_seconds,
             name=args.name,
         )
+        front = None if args.http is None else http_front(args, store, worker)
     except InboxCoreError as error:
         err(f"inbox-core serve: {type(error).__name__}: {error}")
         return EXIT_FAILURE
+    except (RefusedBind, ImportError) as why:  # a bind the store may not use; no http extra
+        err(f"inbox-core serve: {why}")
+        store.close()
+        return EXIT_USAGE if isinstance(why, RefusedBind) else EXIT_FAILURE
     try:
-        asyncio.run(_serve(worker, args.stats_seconds))
+        asyncio.run(_serve(worker, args.stats_seconds, front))
+    except OSError as error:  # the HTTP address could not be bound
+        err(f"inbox-core serve: {error}")
+        return EXIT_FAILURE
     finally:
         store.close()
     return EXIT_OK
 
 
-async def _serve(worker: Any, stats_seconds: float) -> None:
+def http_front(args: argparse.Namespace, store: Any, worker: Any) -> FrontServer:
+    return front_server(args.http, store, worker_stats=worker.stats, quiet=args.quiet)
+
+
+async def _serve(worker: Any, stats_seconds: float, front: FrontServer | None = None) -> None:
     loop = asyncio.get_running_loop()
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, worker.stop)
     log = logging.getLogger("inbox_core.worker")
 
     async def report() -> None:
@@ -106,7 +117,12 @@ async def _serve(worker: Any, stats_seconds: float) -> None:
 
     reporter = asyncio.create_task(report())
     try:
-        await worker.run()
+        if front is not None:  # the worker and the front door in this loop (R39)
+            await serve_until_signal(front, beside=worker.run, on_stop=worker.stop)
+        else:
+            for signum in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(signum, worker.stop)
+            await worker.run()
     finally:
         reporter.cancel()
         with contextlib.suppress(asyncio.CancelledError):
