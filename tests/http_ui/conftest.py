@@ -60,13 +60,20 @@ def browser() -> Iterator[Any]:
 
 @pytest.fixture
 def page(browser: Any) -> Iterator[Any]:
-    """A fresh tab (its own sessionStorage); a script error on it fails the test."""
+    """A fresh tab (its own sessionStorage); a script or console error on it fails the test
+    (a 4xx the page asked for and showed is no error)."""
     from playwright.sync_api import expect
 
     expect.set_options(timeout=20_000)  # a loaded 2-core machine; never a timing assertion
     tab = browser.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda error: errors.append(str(error)))
+
+    def console(message: Any) -> None:  # a CSP refusal, a failed module: not a refused request
+        if message.type == "error" and not message.text.startswith("Failed to load resource"):
+            errors.append(message.text)
+
+    tab.on("console", console)
     try:
         yield tab
     finally:

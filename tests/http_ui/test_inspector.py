@@ -69,6 +69,13 @@ def open_agent(page: Any, served: Served, agent: str) -> None:
     expect(page.locator("#connection")).to_have_text("live")
 
 
+def start_turn(page: Any, served: Served, agent: str, text: str) -> None:
+    """Open the agent's page and follow up with ``text``: turn 1 runs."""
+    open_agent(page, served, agent)
+    send(page, text, "Follow up")
+    expect(status(page)).to_contain_text("turn 1")
+
+
 # ------------------------------------------------------------------ what the log says
 
 
@@ -97,16 +104,19 @@ def pending_texts(served: Served, agent: str, target: str) -> list[str]:
 def test_r40_a_followup_typed_into_the_composer_runs_a_turn_on_the_timeline(
     page: Any, serve: Any
 ) -> None:
-    served = serve(delay=1.5)
+    served = serve(delay=3)  # the running state lasts long enough to be seen
     open_agent(page, served, "alice")
     expect(status(page)).to_have_text("idle")
     expect(turns(page)).to_have_count(0)
+    expect(button(page, "Stop")).to_have_count(0)  # offered while a turn runs
     send(page, "hello there", "Follow up")
     expect(status(page)).to_contain_text("running")
     expect(status(page)).to_contain_text("turn 1")
+    expect(button(page, "Stop")).to_be_visible()
     expect(turn(page, 1)).to_contain_text("hello there")
     expect(turn(page, 1)).to_contain_text("completed")
     expect(status(page)).to_have_text("idle")
+    expect(button(page, "Stop")).to_have_count(0)
     expect(alert(page)).to_have_count(0)
     agents = page.get_by_role("list", name="Agents", exact=True)
     expect(agents.get_by_role("link", name="alice", exact=True)).to_have_attribute(
@@ -119,9 +129,7 @@ def test_r40_r8_a_queued_followup_promoted_into_the_running_turn_enters_its_next
     page: Any, serve: Any
 ) -> None:
     served = serve(delay=2.5)
-    open_agent(page, served, "bob")
-    send(page, "first question", "Follow up")
-    expect(status(page)).to_contain_text("turn 1")
+    start_turn(page, served, "bob", "first question")
     send(page, "second thought", "Follow up")
     send(page, "third topic", "Follow up")
     next_turn = pending(page, "Next turn")
@@ -214,10 +222,7 @@ def test_r40_r7_edit_and_remove_a_queued_entry(page: Any, serve: Any) -> None:
 
 def test_r40_r22_stop_keeps_the_queue_and_the_next_turn_starts(page: Any, serve: Any) -> None:
     served = serve(delay=60)  # a step that only an abort ends
-    open_agent(page, served, "dave")
-    expect(button(page, "Stop")).to_have_count(0)  # offered while a turn runs
-    send(page, "long task", "Follow up")
-    expect(status(page)).to_contain_text("turn 1")
+    start_turn(page, served, "dave", "long task")
     send(page, "queued next", "Follow up")
     send(page, "parked", "Queue")
     expect(pending(page, "Next turn")).to_have_count(2)
@@ -237,9 +242,7 @@ def test_r40_r34_a_stop_for_a_turn_that_ended_meanwhile_shows_turn_mismatch(
     page: Any, serve: Any
 ) -> None:
     served = serve(delay=60)
-    open_agent(page, served, "erin")
-    send(page, "one", "Follow up")
-    expect(status(page)).to_contain_text("turn 1")
+    start_turn(page, served, "erin", "one")
     send(page, "two", "Follow up")
     expect(pending(page, "Next turn")).to_have_count(1)
     held: list[Any] = []
@@ -293,9 +296,7 @@ def test_r40_r39_a_server_restarted_mid_turn_the_page_catches_up_with_nothing_lo
     page: Any, serve: Any
 ) -> None:
     served = serve(delay=3)
-    open_agent(page, served, "gina")
-    send(page, "survive this", "Follow up")
-    expect(status(page)).to_contain_text("turn 1")
+    start_turn(page, served, "gina", "survive this")
     served.kill()
     connection = page.locator("#connection")
     expect(connection).to_contain_text("reconnecting")
