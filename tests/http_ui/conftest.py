@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from tests.http_ui.node import ROOT, missing
-from tests.http_ui.served import Served
+from tests.http_ui.served import ECHO_HOST, Served
 
 CHROMIUM = os.environ.get("INBOX_CORE_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_ARGS = [
@@ -83,14 +83,14 @@ def page(browser: Any) -> Iterator[Any]:
 
 @pytest.fixture
 def serve(tmp_path: Path) -> Iterator[Any]:
-    """``serve(delay=...)`` starts ``inbox-core serve --http`` over a fresh store; stopped
-    (SIGTERM) at the end of the test."""
+    """``serve(delay=..., host=...)`` starts ``inbox-core serve --http`` over a fresh store
+    (``before(served)`` runs first); stopped (SIGTERM) at the end of the test."""
     if not (ROOT / "inbox_core" / "http" / "__init__.py").exists():
         pytest.skip("the HTTP front door (R39) is not in this tree")
     started: list[Served] = []
 
-    def start(*, delay: float = 0.0, before: Any = None) -> Served:
-        served = Served(tmp_path, delay=delay)
+    def start(*, delay: float = 0.0, host: str = ECHO_HOST, before: Any = None) -> Served:
+        served = Served(tmp_path, delay=delay, host=host)
         if before is not None:
             before(served)
         started.append(served)

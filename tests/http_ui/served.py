@@ -45,10 +45,11 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 class Served:
     """One store served by one process at a fixed port, which survives a restart."""
 
-    def __init__(self, directory: Path, *, delay: float = 0.0) -> None:
+    def __init__(self, directory: Path, *, delay: float = 0.0, host: str = ECHO_HOST) -> None:
         self.store = f"sqlite:{directory / 'agents.db'}"
         self.port = free_port()
         self.delay = delay
+        self.host = host
         self.log_path = directory / "serve.log"
         self.process: subprocess.Popen[bytes] | None = None
         self.token: str | None = None  # the bearer token of this test's own API calls
@@ -72,7 +73,7 @@ class Served:
                     "serve",
                     self.store,
                     "--host",
-                    ECHO_HOST,
+                    self.host,
                     "--http",
                     f"127.0.0.1:{self.port}",
                 ],

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import os
 from typing import Any
+from urllib.parse import quote
 
 from tests.http_ui.node import ROOT
 from tests.http_ui.served import Served, cli
@@ -359,6 +360,41 @@ def test_r40_r39_a_team_a_token_cannot_see_or_act_on_team_b(page: Any, serve: An
     button(page, "Stop and clear").click()
     expect(alert(page)).to_contain_text("Forbidden")
     assert served.events("team-b/x") == team_b_log
+
+
+def test_r40_r30_r18_host_records_collapsed_as_json_and_every_end_reason(
+    page: Any, serve: Any
+) -> None:
+    served = serve(host="tests.http_ui.hosts:replying")
+    open_agent(page, served, "ivan")
+    send(page, "hi", "Follow up")
+    first = turn(page, 1)
+    expect(first).to_contain_text("completed")
+    record = first.get_by_text("host/reply", exact=True)
+    reply = first.locator("details pre")
+    expect(reply).to_be_hidden()  # collapsed
+    record.click()
+    expect(reply).to_contain_text('"text": "echo: hi"')
+    send(page, "fail", "Follow up")
+    expect(turn(page, 2)).to_contain_text("error: the model refused (model-error)")
+    expect(status(page)).to_have_text("idle")
+
+
+def test_r40_r39_any_agent_id_and_any_text_are_shown_as_written(page: Any, serve: Any) -> None:
+    served = serve()
+    agent = "we/ird %2F?#ü"
+    hostile = '<img src=x onerror="window.pwned = 1"> & </li>'
+    served.post(agent, "queue", {"message": {"content": hostile}})
+    page.goto(served.page())
+    agents = page.get_by_role("list", name="Agents", exact=True)
+    agents.get_by_role("link", name=agent, exact=True).click()
+    assert page.url.endswith(f"#/agents/{quote(agent, safe='')}")
+    expect(pending(page, "Next turn").locator(".entry-text")).to_have_text(hostile)
+    send(page, "and a followup", "Follow up")
+    expect(turn(page, 1)).to_contain_text(hostile)  # the quiet entry ahead opens turn 1 (R14)
+    expect(turn(page, 2)).to_contain_text("and a followup")
+    assert page.evaluate("window.pwned") is None
+    assert admitted(served, agent) == {(1, 1): [hostile], (2, 1): ["and a followup"]}
 
 
 def test_r40_every_control_is_labelled_keyboard_reachable_and_fits_a_phone(
