@@ -238,6 +238,24 @@ def test_r40_r22_stop_keeps_the_queue_and_the_next_turn_starts(page: Any, serve:
     assert (agent["status"], agent["lastTurn"], agent["abortCause"]) == ("running", 2, None)
     assert texts([e["message"] for e in agent["nextTurn"]]) == ["parked"]
 
+    # a page opened now says nothing before it has read the log: never "idle" on the way
+    later = page.context.new_page()
+    later.add_init_script(RECORD_STATUS)
+    later.goto(served.page("dave"))
+    expect(status(later)).to_contain_text("turn 2")
+    shown = later.evaluate("window.statusShown")
+    assert "idle" not in shown, shown
+    later.close()
+
+
+RECORD_STATUS = """
+window.statusShown = [];
+new MutationObserver(() => {
+  const status = document.getElementById("status");
+  if (status) window.statusShown.push(status.textContent);
+}).observe(document, { subtree: true, childList: true, characterData: true });
+"""
+
 
 def test_r40_r34_a_stop_for_a_turn_that_ended_meanwhile_shows_turn_mismatch(
     page: Any, serve: Any

@@ -29,6 +29,7 @@ const view = {
   stream: null,
   editing: new Set(), // ids of the pending messages being edited
   pendingPosts: null,
+  loadedAt: null, // the log's length when the page opened: "idle" is only said once read
   renderQueued: false,
 };
 
@@ -140,6 +141,9 @@ function openAgent(agentId) {
   view.fold = new LogFold();
   view.editing.clear();
   view.pendingPosts = null;
+  view.loadedAt = null;
+  clearTimeout(refreshTimer); // a read for the agent before is ignored when it answers
+  refreshTimer = null;
   clearProblem();
   for (const id of ["next-turn", "next-step", "timeline", "loose-records"]) $(id).replaceChildren();
   $("fates").tBodies[0].replaceChildren();
@@ -180,12 +184,16 @@ function openAgent(agentId) {
     },
   }).start();
   window.inspector = { stats: view.stream.stats, fold: () => view.fold };
+  refreshAgent();
   scheduleRender();
 }
 
 let refreshTimer = null;
 
-/** The agent's pending posts (`GET /v1/agents/{a}`), at most once a second. */
+/**
+ * `GET /v1/agents/{a}`, at most once in 300 ms: the agent's pending posts, and the first
+ * time, how long its log was, so the status says nothing before the page has read that far.
+ */
 function refreshAgent() {
   if (refreshTimer !== null || view.agentId === null) return;
   const agentId = view.agentId;
@@ -195,11 +203,12 @@ function refreshAgent() {
       const agent = await client.getJson(agentPath(agentId));
       if (agentId !== view.agentId) return;
       view.pendingPosts = agent.pendingPosts ?? null;
+      view.loadedAt ??= agent.seq;
       scheduleRender();
     } catch {
       // the stream or the action says what went wrong
     }
-  }, 300);
+  }, view.loadedAt === null ? 0 : 300);
 }
 
 function scheduleRender() {
@@ -278,8 +287,9 @@ function render() {
   if (view.agentId === null) return;
   const fold = view.fold;
   const stats = view.stream?.stats;
-  $("status").textContent = statusLine(fold);
-  $("stop").hidden = liveTurn() === null;
+  const loaded = view.loadedAt !== null && fold.seq >= view.loadedAt;
+  $("status").textContent = loaded ? statusLine(fold) : "loading…";
+  $("stop").hidden = !loaded || liveTurn() === null;
   $("posts-note").textContent =
     view.pendingPosts ? `${view.pendingPosts} post${view.pendingPosts > 1 ? "s" : ""} not yet applied` : "";
   document.body.dataset.seq = String(fold.seq);
