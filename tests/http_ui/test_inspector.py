@@ -316,6 +316,8 @@ def test_r40_r39_a_server_restarted_mid_turn_the_page_catches_up_with_nothing_lo
 ) -> None:
     served = serve(delay=3)
     start_turn(page, served, "gina", "survive this")
+    # killed inside the step: its claim was decided, so Resume restores nothing (R27)
+    expect(status(page)).to_contain_text("step 1")
     served.kill()
     connection = page.locator("#connection")
     expect(connection).to_contain_text("reconnecting")
