@@ -129,7 +129,7 @@ def test_r40_a_followup_typed_into_the_composer_runs_a_turn_on_the_timeline(
 def test_r40_r8_a_queued_followup_promoted_into_the_running_turn_enters_its_next_step(
     page: Any, serve: Any
 ) -> None:
-    served = serve(delay=2.5)
+    served = serve(delay=4)  # time to queue two followups and promote one inside step 1
     start_turn(page, served, "bob", "first question")
     send(page, "second thought", "Follow up")
     send(page, "third topic", "Follow up")
