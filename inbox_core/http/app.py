@@ -28,6 +28,7 @@ from starlette.types import Scope
 from inbox_core import limits
 from inbox_core.http import reading
 from inbox_core.http.auth import TTL_SECONDS
+from inbox_core.http.bodies import BODY_SECONDS
 from inbox_core.http.door import FrontDoor, Handler, Limits, endpoint
 from inbox_core.http.metrics import Metrics
 from inbox_core.http.openapi import openapi_document
@@ -59,7 +60,8 @@ def create_app(
     worker_stats: Callable[[], object] | None = None,
     max_body_size: int = limits.MAX_DOCUMENT_SIZE,
     body_budget: int | None = None,
-    max_streams: int = 256,
+    body_seconds: float = BODY_SECONDS,
+    max_streams: int = 1024,
     keepalive_seconds: float = 10.0,
     check_seconds: float = TTL_SECONDS,
     token_ttl: float = TTL_SECONDS,
@@ -74,7 +76,8 @@ def create_app(
     call from (none: CORS off). ``worker_stats``: a worker of this process whose statistics
     ``/metrics`` adds (``Worker.stats``). Bounds: ``max_body_size`` bytes per body (413
     above; ``maxDocumentSize`` by default), ``body_budget`` bytes of bodies in flight per
-    token (twice that by default; 429 above), ``max_streams`` open event streams per token
+    token (twice that by default; 429 above), sent within ``body_seconds`` (408 after),
+    ``max_streams`` open event streams per token
     (429 above); a stream writes a comment after ``keepalive_seconds`` of silence and checks
     its token every ``check_seconds``; token lookups are cached for ``token_ttl`` seconds.
     ``app.state.door.close()`` ends every open event stream (a server shutting down).
@@ -82,6 +85,7 @@ def create_app(
     bounds = Limits(
         max_body_size=max_body_size,
         body_budget=2 * max_body_size if body_budget is None else body_budget,
+        body_seconds=body_seconds,
         max_streams=max_streams,
         keepalive_seconds=keepalive_seconds,
         check_seconds=check_seconds,

@@ -4,9 +4,10 @@ The checks come in this order, each before anything is read that it can decide w
 415 for a media type other than ``application/json`` (a ``charset`` parameter must say
 UTF-8); 413 for a ``Content-Length`` over the limit (``maxDocumentSize``, formats §1), and
 again as soon as the bytes read pass it (a chunked body); 408 when the body is not in after
-``BODY_SECONDS``; 429 when the bodies its token has in flight would pass its budget; 400
-for bytes that are not UTF-8 JSON. A document nested deeper than ``maxDocumentDepth`` is
-refused unparsed (422 ``InvalidInput``, like every reader of the formats).
+``BODY_SECONDS`` (60 s by default); 429 when the bodies its token has in flight would pass
+its budget; 400 for bytes that are not UTF-8 JSON. A document nested deeper than
+``maxDocumentDepth`` is refused unparsed (422 ``InvalidInput``, like every reader of the
+formats).
 """
 
 from __future__ import annotations
@@ -23,7 +24,8 @@ from inbox_core.http.problem import Problem
 __all__ = ["BODY_SECONDS", "BodyBudget", "read_json"]
 
 BODY_SECONDS: Final = 60.0
-"""The longest a client may take to send a body (a slow client holds nothing longer)."""
+"""The longest a client may take to send a body, by default (a slow client holds nothing
+longer)."""
 
 
 class BodyBudget:
@@ -78,7 +80,9 @@ def _declared_length(request: Request, limit: int) -> int | None:
     return int(header)
 
 
-async def read_json(request: Request, *, limit: int, budget: BodyBudget, key: str) -> Any:
+async def read_json(
+    request: Request, *, limit: int, budget: BodyBudget, key: str, seconds: float = BODY_SECONDS
+) -> Any:
     """The request's JSON document, or the ``Problem`` that says why not. The bytes count
     against ``key``'s budget until the document is parsed."""
     _media_type(request)
@@ -91,7 +95,7 @@ async def read_json(request: Request, *, limit: int, budget: BodyBudget, key: st
         chunks: list[bytes] = []
         size = 0
         try:
-            async with asyncio.timeout(BODY_SECONDS):
+            async with asyncio.timeout(seconds):
                 async for chunk in request.stream():
                     size += len(chunk)
                     if size > limit:
@@ -101,7 +105,7 @@ async def read_json(request: Request, *, limit: int, budget: BodyBudget, key: st
                         held = size
                     chunks.append(chunk)
         except TimeoutError:
-            raise Problem(408, f"the body did not arrive within {BODY_SECONDS:g} s") from None
+            raise Problem(408, f"the body did not arrive within {seconds:g} s") from None
         except ClientDisconnect:
             raise Problem(400, "the client left before its body arrived") from None
         return _parse(b"".join(chunks))

@@ -39,6 +39,7 @@ class Limits:
 
     max_body_size: int
     body_budget: int
+    body_seconds: float
     max_streams: int
     keepalive_seconds: float
     check_seconds: float

@@ -216,8 +216,13 @@ async def _post(door: FrontDoor, request: Request, path: str, parse: Any) -> Res
     access.require("post", agent)
     key = idempotency_key(request)
     wait = wait_seconds(request)
+    bounds = door.limits
     document = await read_json(
-        request, limit=door.limits.max_body_size, budget=door.budget, key=access.key
+        request,
+        limit=bounds.max_body_size,
+        budget=door.budget,
+        key=access.key,
+        seconds=bounds.body_seconds,
     )
     command = parse(document)
     receipt = await door.run(lambda: door.store.post(agent, command, key=key))

@@ -105,10 +105,10 @@ async def get_post(door: FrontDoor, request: Request) -> Response:
 async def get_events(door: FrontDoor, request: Request) -> Response:
     access, agent = await _agent(door, request)
     since = query_int(request, "since", 0, 0, limits.MAX_SAFE_INTEGER)
-    if wants_events(request):
+    if wants_events(request) and request.method != "HEAD":  # HEAD: the page's head
         return EventStream.open(door, request, access, agent, since)
     most = query_int(request, "limit", EVENTS_PAGE, 1, PAGE)
-    page = await door.run(lambda: door.store.events_page(agent, since, most))
+    page = await door.run(lambda: door.store.events(agent, since, most))
     events = [{"seq": seq, **event_to_json(event)} for seq, event in page]
     return json_response({"events": events, "next": since + len(events)})
 

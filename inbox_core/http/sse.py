@@ -19,7 +19,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import AsyncIterator
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -120,48 +119,51 @@ class EventStream(Response):
             self.door.streams.give(self.access.key)
 
     async def _pump(self, send: Send) -> None:
+        """Events as they come (one task following the watch, no task per event); the rest
+        of the time, every ``check_seconds``: the shutdown, the token, the keep-alive."""
         door, bounds = self.door, self.door.limits
         loop = asyncio.get_running_loop()
         watch = door.store.watch(self.agent, self.since)
-        events: AsyncIterator[tuple[int, DurableEvent]] = aiter(watch)
-        closing: asyncio.Future[Any] = asyncio.ensure_future(door.closing.wait())
-        following: asyncio.Future[Any] | None = None
+        lock = asyncio.Lock()  # the follower and the keep-alive never write at once
         written = loop.time()
 
         async def write(data: bytes) -> None:
             nonlocal written
-            await send({"type": "http.response.body", "body": data, "more_body": True})
+            async with lock:
+                await send({"type": "http.response.body", "body": data, "more_body": True})
             written = loop.time()
 
+        async def follow() -> None:
+            async for seq, event in watch:
+                await write(event_frame(seq, event))
+
+        await write(f": events of this agent from seq {self.since}\n\n".encode())
+        follower = asyncio.ensure_future(follow())
+        closing: asyncio.Future[Any] = asyncio.ensure_future(door.closing.wait())
         try:
-            await write(f": events of this agent from seq {self.since}\n\n".encode())
-            while not door.closing.is_set():
-                if following is None:
-                    following = asyncio.ensure_future(anext(events))
+            while True:
                 quiet = bounds.keepalive_seconds - (loop.time() - written)
                 timeout = max(0.0, min(bounds.check_seconds, quiet))
                 done, _ = await asyncio.wait(
-                    {following, closing}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
+                    {follower, closing}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
                 )
-                if following in done:
-                    seq, event = following.result()
-                    following = None
-                    await write(event_frame(seq, event))
-                elif closing in done:
+                if done:
                     break
-                elif not await door.gate.still_admits(self.request.headers, self.access):
+                if not await door.gate.still_admits(self.request.headers, self.access):
                     break  # revoked (or the store took tokens): the stream ends
-                elif loop.time() - written >= bounds.keepalive_seconds:
+                if loop.time() - written >= bounds.keepalive_seconds:
                     await write(b": keep-alive\n\n")
-        except InboxCoreError as error:  # a corrupt row, a store that failed
-            problem = json_bytes(Problem.of(error).document())
-            await write(b"event: problem\ndata: " + problem + b"\n\n")
+            error = follower.exception() if follower.done() else None
+            if isinstance(error, InboxCoreError):  # a corrupt row, a store that failed
+                problem = json_bytes(Problem.of(error).document())
+                await write(b"event: problem\ndata: " + problem + b"\n\n")
+            elif error is not None:
+                raise error
         finally:
             closing.cancel()
-            if following is not None:
-                following.cancel()
-                with contextlib.suppress(BaseException):
-                    await following
+            follower.cancel()
+            with contextlib.suppress(BaseException):
+                await follower
             with contextlib.suppress(Exception):
                 await watch.aclose()  # type: ignore[attr-defined]
 

@@ -35,10 +35,11 @@ class FrontDoorStore(Protocol):
     def watch(self, agent_id: str, since: int = 0) -> AsyncIterator[tuple[int, DurableEvent]]:
         """The agent's events from ``since`` on, live."""
 
-    def events_page(
+    def events(
         self, agent_id: str, since: int = 0, limit: int = PAGE
     ) -> list[tuple[int, DurableEvent]]:
-        """At most ``limit`` events from ``since`` on, as they are now."""
+        """A page of the events from ``since`` on, as they are now: at most ``limit``, maybe
+        fewer before the end (a store may cut a page of long events short)."""
 
     def pending_count(self, agent_id: str) -> int:
         """How many posts wait for the agent's owner."""
@@ -62,8 +63,6 @@ class FrontDoorStore(Protocol):
 def read_log(store: FrontDoorStore, agent_id: str) -> list[DurableEvent]:
     """Agent ``agent_id``'s whole log as it is now (blocking: call it in a worker thread)."""
     events: list[DurableEvent] = []
-    while True:
-        page = store.events_page(agent_id, len(events), PAGE)
+    while page := store.events(agent_id, len(events), PAGE):
         events += [event for _, event in page]
-        if len(page) < PAGE:
-            return events
+    return events

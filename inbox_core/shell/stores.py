@@ -237,7 +237,7 @@ class _Store:
             raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
         return command
 
-    def events_page(
+    def events(
         self, agent_id: str, since: int = 0, limit: int = _WATCH_BATCH
     ) -> list[tuple[int, DurableEvent]]:
         """Agent ``agent_id``'s events ``(seq, event)`` from seq ``since`` on, at most

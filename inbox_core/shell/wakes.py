@@ -212,6 +212,9 @@ class SqlitePoller:
     async def _watch(self, conn: sqlite3.Connection) -> None:
         version = data_version(conn)
         last_post = _last_post(conn)
+        # a waiter that looked before this baseline would miss a commit made in between:
+        # everyone looks once more
+        self._bell.ring_all()
         while True:
             await asyncio.sleep(SQLITE_POLL_SECONDS)
             now = data_version(conn)

@@ -8,26 +8,20 @@ in tests/shell.
 
 from __future__ import annotations
 
-import os
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.shell.conftest import pg, pg_server  # noqa: F401 - the PostgreSQL fixtures
+from tests.shell.conftest import pg, pg_server, skip_slow  # noqa: F401 - PostgreSQL fixtures
 from tests.shell.posts_support import AnyStore, backend, pg_url, store  # noqa: F401
 
 HERE = Path(__file__).resolve().parent
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    if "slow" in (config.getoption("markexpr", "") or "") or os.environ.get("INBOX_CORE_SLOW"):
-        return
-    skip = pytest.mark.skip(reason="slow: run with -m slow or INBOX_CORE_SLOW=1")
-    for item in items:
-        if item.get_closest_marker("slow") and HERE in Path(str(item.path)).resolve().parents:
-            item.add_marker(skip)
+    skip_slow(config, items, HERE)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

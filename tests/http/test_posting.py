@@ -4,6 +4,7 @@ status promises: a post is durable when 2xx or 409 is sent, never written on ano
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -458,3 +459,60 @@ def test_r39_prefer_wait_is_read_as_rfc_7240_says_and_above_60_counts_as_60(
                 return values
 
     assert wait_seconds(Request()) == seconds  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ the bounds
+
+
+@run_async
+async def test_r39_a_body_not_sent_in_time_is_408_and_bodies_past_the_tokens_budget_429(
+    store: AnyStore,
+) -> None:
+    agent = agent_name()
+    body = json.dumps(message_body()).encode()
+
+    async def slow() -> Any:
+        yield body[:5]
+        await asyncio.sleep(2)
+        yield body[5:]
+
+    async with front(store, body_seconds=0.2, body_budget=len(body) - 1) as client:
+        late = await client.post(
+            f"/v1/agents/{agent}/followup",
+            content=slow(),
+            headers={"content-type": "application/json"},
+        )
+        over = await client.post(
+            f"/v1/agents/{agent}/followup",
+            content=body,
+            headers={"content-type": "application/json"},
+        )
+    problem(late, 408, "Request Timeout")
+    document = problem(over, 429, "Too Many Requests")
+    assert "in flight" in document["detail"]
+    assert over.headers["retry-after"]
+    assert post_rows(store, agent) == 0
+
+
+@run_async
+async def test_r39_a_store_that_fails_is_503_log_unavailable_and_a_corrupt_log_500(
+    store: AnyStore, tmp_path: Any
+) -> None:
+    from inbox_core.shell import SqliteStore
+    from tests.shell.posts_support import execute
+
+    agent = agent_name()
+    table = "events" if isinstance(store, SqliteStore) else "inbox_core_events"
+    execute(store, f"INSERT INTO {table} (agent_id, seq, event) VALUES (%s, 0, 'not json')", agent)
+    async with front(store) as client:
+        corrupt = await client.get(f"/v1/agents/{agent}")
+        page = await client.get(f"/v1/agents/{agent}/events")
+    problem(corrupt, 500, "CorruptLog")
+    problem(page, 500, "CorruptLog")
+    closed = SqliteStore(tmp_path / "closed.db")
+    closed.close()
+    async with front(closed) as client:
+        health = await client.get("/healthz")
+        posted = await client.post(f"/v1/agents/{agent}/followup", json=message_body())
+    problem(health, 503, "LogUnavailable")
+    problem(posted, 503, "LogUnavailable")

@@ -153,3 +153,33 @@ def test_r39_a_host_record_type_with_a_line_break_cannot_break_the_frame() -> No
     assert event["id"] == "4"
     assert "event" not in event
     assert event["data"] == {"seq": 4, "type": "host/a\nevent: fake", "data": {"x": "\n\n"}}
+
+
+@run_async
+async def test_r39_head_of_the_events_is_answered_without_opening_a_stream(store: AnyStore) -> None:
+    async with front(store, max_streams=1) as client:
+        head = await client.head(
+            f"/v1/agents/{agent_name()}/events", headers={"accept": "text/event-stream"}
+        )
+        gauge = door_of(client.app).metrics.streams._value.get()  # type: ignore[attr-defined]
+    assert head.status_code == 200
+    assert gauge == 0
+
+
+@run_async
+async def test_r39_a_row_that_does_not_decode_ends_the_stream_with_a_problem_event(
+    store: AnyStore,
+) -> None:
+    from inbox_core.shell import SqliteStore
+    from tests.shell.posts_support import execute
+
+    agent = agent_name()
+    table = "events" if isinstance(store, SqliteStore) else "inbox_core_events"
+    execute(store, f"INSERT INTO {table} (agent_id, seq, event) VALUES (%s, 0, '[1')", agent)
+    async with front(store) as client:
+        events = await stream(client.app, f"/v1/agents/{agent}/events")  # type: ignore[attr-defined]
+        await events.finished()
+    (problem_event,) = events.frames.events
+    assert problem_event["event"] == "problem"
+    assert problem_event["data"]["title"] == "CorruptLog"
+    assert problem_event["data"]["status"] == 500

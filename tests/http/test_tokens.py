@@ -6,9 +6,10 @@ from __future__ import annotations
 
 import asyncio
 import re
+from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inbox_core import InvalidInput
@@ -16,7 +17,7 @@ from inbox_core.shell.tokens import TokenExists, glob_matches, token_hash
 from tests.shell.posts_support import execute
 from tests.shell.support import run_async
 
-from .support import AnyStore, front, message_body, post_rows, problem, stream
+from .support import AnyStore, client_of, front, message_body, post_rows, problem, stream
 
 
 def bearer(token: str) -> dict[str, str]:
@@ -195,3 +196,59 @@ async def test_r39_revoking_the_last_token_opens_a_loopback_app_but_never_a_publ
         anything = await public.get("/v1/agents/a", headers=bearer("ict_anything"))
     problem(refused, 401, "Unauthorized")
     problem(anything, 401, "Unauthorized")
+
+
+@pytest.fixture(scope="module")
+def guarded(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    from inbox_core.http import create_app
+    from inbox_core.shell import SqliteStore
+
+    store = SqliteStore(tmp_path_factory.mktemp("guarded") / "agents.db")
+    secret = store.tokens.add("only", ["read", "post"], "*")
+    yield store, secret, create_app(store)
+    store.close()
+
+
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(header=st.text(max_size=80).filter(lambda t: t.isprintable() and t.isascii()))
+def test_r39_any_authorization_header_but_the_token_is_401_and_writes_nothing(
+    guarded: Any, header: str
+) -> None:
+    store, secret, app = guarded
+
+    async def attempt() -> tuple[int, str]:
+        async with client_of(app) as client:
+            response = await client.post(
+                "/v1/agents/x/queue", json=message_body(), headers={"Authorization": header}
+            )
+        return response.status_code, response.headers.get("www-authenticate", "")
+
+    before = post_rows(store, "x")
+    status, challenge = asyncio.run(attempt())
+    if header.strip().partition(" ")[2].strip() == secret and header.lower().startswith("bearer"):
+        assert status == 202
+    else:
+        assert status == 401
+        assert challenge.startswith("Bearer")
+        assert post_rows(store, "x") == before
+
+
+@run_async
+async def test_r39_r40_the_inspectors_files_at_root_need_no_token(
+    fresh_store: AnyStore, tmp_path: Any
+) -> None:
+    ui = tmp_path / "ui"
+    ui.mkdir()
+    (ui / "index.html").write_text("<!doctype html><title>inspector</title>")
+    (ui / "app.js").write_text("export {}")
+    fresh_store.tokens.add("only", ["read"], "*")
+    async with front(fresh_store, ui_directory=ui) as client:
+        page = await client.get("/")
+        script = await client.get("/app.js")
+        api = await client.get("/v1/agents")
+        missing = await client.get("/nothing.js")
+    assert page.status_code == 200
+    assert "inspector" in page.text
+    assert script.status_code == 200
+    problem(api, 401, "Unauthorized")
+    problem(missing, 404, "Not Found")
