@@ -21,8 +21,9 @@ from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Mount, Route
+from starlette.routing import BaseRoute, Match, Mount, Route
 from starlette.staticfiles import StaticFiles
+from starlette.types import Scope
 
 from inbox_core import limits
 from inbox_core.http import reading
@@ -113,7 +114,7 @@ def create_app(
         route(f"{agent}/commands", "commands", post_command, "POST"),
     ]
     if ui_directory is not None and Path(ui_directory).is_dir():
-        routes.append(Mount("/", app=StaticFiles(directory=ui_directory, html=True), name="ui"))
+        routes.append(_Pages("/", app=StaticFiles(directory=ui_directory, html=True), name="ui"))
 
     middleware = [Middleware(RawPath)]
     if cors_origins:
@@ -141,6 +142,17 @@ def create_app(
     )
     app.state.door = door
     return app
+
+
+class _Pages(Mount):
+    """The inspector's files at ``/``, never a path under ``/v1``: the API's own 404 and 405
+    stay its own (a POST to ``/v1/agents//queue`` is no static file to refuse)."""
+
+    def matches(self, scope: Scope) -> tuple[Match, Scope]:
+        path = str(scope.get("path", ""))
+        if path == "/v1" or path.startswith("/v1/"):
+            return Match.NONE, {}
+        return super().matches(scope)
 
 
 def door_of(app: Any) -> FrontDoor:
