@@ -35,7 +35,7 @@ generated source, compiled once at import: encoding ``TurnStarted(3)`` runs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Final, Generic, TypeVar, get_args
 
 import attrs
@@ -65,8 +65,20 @@ def closed_object(
     if not required <= keys:
         raise DecodeError(f"{what}: missing {', '.join(sorted(required - keys))}")
     if not keys <= allowed:
-        raise DecodeError(f"{what}: unknown keys {', '.join(map(str, keys - allowed))}")
+        raise DecodeError(f"{what}: unknown keys {_keys(keys - allowed)}")
     return data
+
+
+def _keys(keys: Iterable[object]) -> str:
+    """Keys for an error message: each shown escaped (a key may hold a lone surrogate or a
+    NUL: the message must be storable text), the first few of many."""
+    ordered = sorted(keys, key=str)
+    shown_keys = ", ".join(shown(key) for key in ordered[:_KEYS_SHOWN])
+    more = len(ordered) - _KEYS_SHOWN
+    return f"{shown_keys} and {more} more" if more > 0 else shown_keys
+
+
+_KEYS_SHOWN: Final = 8
 
 
 # ---------------------------------------------------------------------- scalars

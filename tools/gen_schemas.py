@@ -76,6 +76,8 @@ OPAQUE_LIMITS = (
     "strings of Unicode scalar values only"
 )
 SCHEMA_DIR = ROOT / "specs" / "schema"
+PACKAGE_SCHEMA_DIR = ROOT / "inbox_core" / "http" / "schemas"
+"""The same files as package data: the front door's OpenAPI document is built from them."""
 FORMATS = ROOT / "specs" / "formats.md"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE = "https://inbox-core.invalid/schema/"
@@ -574,15 +576,18 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=SCHEMA_DIR, help="output directory")
     args = parser.parse_args(argv)
     files = generate()
-    schemas = sync_directory(
-        args.out,
-        files,
-        pattern="*.schema.json",
-        what="schemas",
-        tool="tools/gen_schemas.py",
-        check=args.check,
-    )
-    return schemas or sync_formats(args.check)
+    places = [args.out] if args.out != SCHEMA_DIR else [SCHEMA_DIR, PACKAGE_SCHEMA_DIR]
+    for place in places:
+        if sync_directory(
+            place,
+            files,
+            pattern="*.schema.json",
+            what="schemas",
+            tool="tools/gen_schemas.py",
+            check=args.check,
+        ):
+            return 1
+    return sync_formats(args.check)
 
 
 if __name__ == "__main__":

@@ -1,5 +1,5 @@
 """The ``inbox-core`` command line: ``demo``, ``replay``, ``vectors``, ``fuzz``, ``conform``,
-``post``, ``watch`` and ``serve``.
+``post``, ``watch``, ``serve``, ``http`` and ``token``.
 
 ``main(argv)`` parses the arguments, runs one subcommand and returns the exit
 status (0 success, 1 failure or invalid input, 2 usage error); it writes to
@@ -21,6 +21,7 @@ from typing import Any, Final, Protocol, cast
 
 from inbox_core.cli.conform import run_conform
 from inbox_core.cli.demo import run_demo
+from inbox_core.cli.frontdoor import parse_bind, register
 from inbox_core.cli.posting import (
     INTENTS,
     parse_expect,
@@ -177,6 +178,7 @@ examples:
   inbox-core conform --port "node examples/port_js/port.js"
   inbox-core post sqlite:agents.db alice --followup "hello" --wait
   inbox-core watch sqlite:agents.db alice
+  inbox-core http sqlite:agents.db
 
 run 'inbox-core COMMAND --help' for the details of one command.
 """
@@ -329,12 +331,15 @@ that ignores its abort signal is abandoned after --grace seconds (at once on a
 second signal) and its log released all the same; after SIGKILL the next
 worker resumes its agents. A factory or hook that raises anything costs only
 its agent. Options out of range are usage errors (exit 2) before the store is
-opened. One line of statistics per --stats-seconds goes to standard error.""",
+opened. One line of statistics per --stats-seconds goes to standard error. With
+--http HOST:PORT the same process also serves the store over HTTP (as 'inbox-core
+http' does).""",
         """\
 examples:
   inbox-core serve sqlite:agents.db --host inbox_core.shell.echo:echo_host
   inbox-core serve postgresql://app@db/agents --host myhosts:make_host --max-agents 500
   inbox-core serve "host=db dbname=agents" --host ./hosts.py:make_host --grace 10
+  inbox-core serve sqlite:agents.db --host inbox_core.shell.echo:echo_host --http 127.0.0.1:8000
   inbox-core post sqlite:agents.db alice --followup "hello" --wait""",
     ),
 }
@@ -633,7 +638,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="log a line of statistics this often (default 60)",
     )
     serve.add_argument("--name", metavar="NAME", help="the worker's name in logs (host:pid)")
+    serve.add_argument(
+        "--http",
+        type=parse_bind,
+        metavar="HOST:PORT",
+        help="also serve the store over HTTP here, in the same process (see 'inbox-core http')",
+    )
     serve.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    register(commands, formatter, _store)
     return parser
 
 

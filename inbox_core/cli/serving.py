@@ -9,7 +9,9 @@ abandoned after ``--grace`` seconds, or at once on a second signal
 (``inbox_core.cli.shutdown``). Every option is range-checked before the store
 is opened (exit 2). It logs to standard error: a line when it starts, one line
 of statistics per ``--stats-seconds``, each agent it takes over, loses, cannot
-open or abandons, and a summary when it stops.
+open or abandons, and a summary when it stops. With ``--http HOST:PORT`` the front door
+of the store (R39, ``inbox_core.cli.frontdoor``) runs in the worker's event loop, and a
+signal stops both.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
+from inbox_core.cli.frontdoor import FrontServer, RefusedBind, WithFront, front_server, run_together
 from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err
 from inbox_core.cli.shutdown import Shutdown, exit_now
 from inbox_core.errors import InboxCoreError, InvalidInput
@@ -154,14 +157,31 @@ def _run(args: argparse.Namespace, shutdown: Shutdown) -> int:
         err(f"inbox-core serve: {type(error).__name__}: {error}")
         return EXIT_FAILURE
     try:
-        shutdown.serve(worker)
-        asyncio.run(_serve(worker, shutdown, args.stats_seconds))
+        front = None if args.http is None else http_front(args, worker)
+    except (InboxCoreError, RefusedBind, ImportError) as why:  # no http extra, a bad bind
+        shown = f"{type(why).__name__}: {why}" if isinstance(why, InboxCoreError) else str(why)
+        err(f"inbox-core serve: {shown}")
+        worker.store.close()
+        return EXIT_USAGE if isinstance(why, RefusedBind) else EXIT_FAILURE
+    try:
+        shutdown.serve(worker if front is None else WithFront(worker, front))
+        asyncio.run(_serve(worker, shutdown, args.stats_seconds, front))
+    except OSError as error:  # the HTTP address could not be bound
+        err(f"inbox-core serve: {error}")
+        return EXIT_FAILURE
     finally:
         worker.store.close()
     return EXIT_OK
 
 
-async def _serve(worker: Any, shutdown: Shutdown, stats_seconds: float) -> None:
+def http_front(args: argparse.Namespace, worker: Any) -> FrontServer:
+    """The front door of the worker's store at ``--http`` (R39), beside the worker."""
+    return front_server(args.http, worker.store, worker_stats=worker.stats, quiet=args.quiet)
+
+
+async def _serve(
+    worker: Any, shutdown: Shutdown, stats_seconds: float, front: FrontServer | None = None
+) -> None:
     log = logging.getLogger("inbox_core.worker")
 
     async def report() -> None:
@@ -171,7 +191,10 @@ async def _serve(worker: Any, shutdown: Shutdown, stats_seconds: float) -> None:
 
     helpers = [asyncio.create_task(report()), asyncio.create_task(shutdown.beat())]
     try:
-        await worker.run()
+        if front is None:
+            await worker.run()
+        else:  # the worker and the front door in this loop (R39)
+            await run_together(front, worker.run, worker.stop)
     finally:
         for task in helpers:
             task.cancel()

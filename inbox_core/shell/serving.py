@@ -23,6 +23,7 @@ from typing import Final, Protocol
 
 from inbox_core.errors import InboxCoreError
 from inbox_core.reducer import reduce
+from inbox_core.shell.host import describe_failure
 from inbox_core.shell.stores.base import LogUnavailable
 from inbox_core.shell.stores.posts import (
     Consumed,
@@ -72,11 +73,8 @@ class ServingLog(Protocol):
 
 
 def _rejected(error: BaseException) -> PostRejected:
-    try:
-        message = str(error)
-    except Exception:  # an error whose str raises is still an outcome (R33's spirit)
-        message = "<the error's message cannot be rendered>"
-    return PostRejected(type(error).__name__, message)
+    message, name = describe_failure(error)  # never raises, whatever the error holds
+    return PostRejected(name, message)
 
 
 def decide(

@@ -70,6 +70,10 @@ MIN_POLL_SECONDS: Final = 0.001
 MAX_NAME_LENGTH: Final = 200
 OPENING_AT_ONCE: Final = 8
 """How many agents a worker opens concurrently (each in a worker thread)."""
+CANDIDATE_PAGE: Final = 256
+"""How many candidates one look reads from the store at a time."""
+PAGES_PER_LOOK: Final = 16
+"""The most pages of candidates one look reads (the next look goes on where it stopped)."""
 JITTER_SECONDS: Final = 0.05
 """The most a worker waits after a post's wake before it looks for candidates."""
 FIRST_BACKOFF_SECONDS: Final = 0.5
@@ -202,6 +206,7 @@ class Worker:
         self._agents: dict[str, _Served] = {}
         self._opening: set[str] = set()
         self._backoff: dict[str, float] = {}  # agent -> when it may be tried again
+        self._after: str | None = None  # where the next look at the candidates starts
         self._strikes: dict[str, int] = {}  # agent -> failures in a row
         self._closing: set[asyncio.Task[None]] = set()
         self._releasing: set[_Served] = set()  # let go, their hooks winding down
@@ -335,21 +340,10 @@ class Worker:
         if room <= 0:
             return
         try:
-            found = await asyncio.to_thread(
-                self._store.candidates, room + len(self._agents) + OPENING_AT_ONCE
-            )
+            fresh = await self._look(room)
         except InboxCoreError as error:  # e.g. LogUnavailable: look again at the next poll
             logger.warning("%s: looking for work failed: %s", self._name, error)
             return
-        loop = asyncio.get_running_loop()
-        now = loop.time()
-        fresh = [
-            agent_id
-            for agent_id in found
-            if agent_id not in self._agents
-            and agent_id not in self._opening
-            and self._backoff.get(agent_id, 0.0) <= now
-        ]
         random.shuffle(fresh)  # workers that saw the same candidates start apart
         gate = asyncio.Semaphore(OPENING_AT_ONCE)
 
@@ -361,6 +355,39 @@ class Worker:
                 await self._open(agent_id)
 
         await asyncio.gather(*(open_one(agent_id) for agent_id in fresh[:room]))
+
+    async def _look(self, room: int) -> list[str]:
+        """Up to ``room`` candidates this worker may try (not served, not being opened, not
+        left alone after a failure), in the store's order from where the last look stopped,
+        round and round (R37 v4: fair). Agents it cannot open never hide the others: the
+        look pages past them until it found ``room``, saw every candidate once, or read
+        ``PAGES_PER_LOOK`` pages (the next look goes on from there)."""
+        now = asyncio.get_running_loop().time()
+        found: list[str] = []
+        seen: set[str] = set()
+        after = self._after
+        wrapped = after is None  # a look from the first candidate ends at the last
+        for _ in range(PAGES_PER_LOOK):
+            page = await asyncio.to_thread(self._store.candidates, CANDIDATE_PAGE, after=after)
+            for agent_id in page:
+                if agent_id in seen:  # round once: every candidate was looked at
+                    return found
+                seen.add(agent_id)
+                after = self._after = agent_id
+                if (
+                    agent_id not in self._agents
+                    and agent_id not in self._opening
+                    and self._backoff.get(agent_id, 0.0) <= now
+                ):
+                    found.append(agent_id)
+                    if len(found) == room:
+                        return found
+            if len(page) < CANDIDATE_PAGE:  # the last candidate: go on from the first
+                self._after = after = None
+                if wrapped:
+                    return found
+                wrapped = True
+        return found
 
     def _new_log(self, agent_id: str) -> EventLog:
         return self._store.log(agent_id, **self._log_options)

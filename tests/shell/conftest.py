@@ -25,13 +25,18 @@ from .posts_support import backend, store  # noqa: F401 - the store fixtures of 
 HERE = Path(__file__).resolve().parent
 
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+def skip_slow(config: pytest.Config, items: list[pytest.Item], under: Path) -> None:
+    """Skip the ``slow`` tests under ``under`` unless asked for (tests/http uses it too)."""
     if "slow" in (config.getoption("markexpr", "") or "") or os.environ.get("INBOX_CORE_SLOW"):
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow or INBOX_CORE_SLOW=1")
     for item in items:
-        if item.get_closest_marker("slow") and HERE in Path(str(item.path)).resolve().parents:
+        if item.get_closest_marker("slow") and under in Path(str(item.path)).resolve().parents:
             item.add_marker(skip)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    skip_slow(config, items, HERE)
 
 
 # ------------------------------------------------------------------ PostgreSQL

@@ -23,12 +23,13 @@ import attrs
 from inbox_core import limits
 from inbox_core.codec import command_from_json, command_to_json
 from inbox_core.commands import Cancel, Clear, Command, Move, Remove, Replace, Send, Splice
-from inbox_core.errors import DecodeError, InboxCoreError, InvalidInput
+from inbox_core.errors import DecodeError, InboxCoreError, InvalidInput, shown
 from inbox_core.events import DurableEvent
 from inbox_core.validators import integer
 
 __all__ = [
     "MAX_KEY_LENGTH",
+    "MAX_OUTCOME_TEXT",
     "NOTIFY_CHANNEL",
     "POSTABLE_TYPES",
     "POSTS_COLUMNS",
@@ -43,6 +44,7 @@ __all__ = [
     "PostingLog",
     "Receipt",
     "UnknownReceipt",
+    "Unreadable",
     "decode_post",
     "encode_post",
     "post_key",
@@ -63,6 +65,10 @@ to the owner's driver."""
 
 MAX_KEY_LENGTH: Final = limits.MAX_AGENT_ID_LENGTH
 """The longest idempotency key (characters): the limits of an agent id."""
+
+MAX_OUTCOME_TEXT: Final = 2**16
+"""The most characters of a rejection's stored ``error`` and ``message`` (longer text is cut,
+with a marker that says so)."""
 
 NOTIFY_CHANNEL: Final = "inbox_core"
 """PostgreSQL: the channel every change is notified on, in the changing transaction; the
@@ -140,6 +146,8 @@ def decode_post(text: object) -> Command:
 
     Rows are written by any producer, in any language: nothing here trusts them.
     """
+    if isinstance(text, Unreadable):
+        raise DecodeError(f"the post {text.why}")
     if not isinstance(text, str):
         raise DecodeError(f"the post's command is not text but {type(text).__name__}")
     if len(text) > limits.MAX_DOCUMENT_SIZE:  # characters <= UTF-8 bytes, which it bounds
@@ -180,6 +188,21 @@ def post_key(key: object) -> str | None:
         raise InvalidInput(str(error).replace("agent_id", "key", 1)) from None
 
 
+def _stored(text: object, plain: bool) -> str:
+    """``text`` as every store can hold it (R35 v4): each lone surrogate as its escape, each
+    NUL as ``\\x00`` (PostgreSQL's text refuses it), at most ``MAX_OUTCOME_TEXT``
+    characters; ``plain``: every non-ASCII character escaped too (for a database whose
+    encoding cannot hold the text)."""
+    if not isinstance(text, str):
+        text = shown(text)
+    if "\x00" in text:
+        text = text.replace("\x00", "\\x00")
+    text = limits.storable_text(text, MAX_OUTCOME_TEXT)
+    if plain and not text.isascii():
+        text = text.encode("ascii", "backslashreplace").decode("ascii")
+    return text
+
+
 def outcome_from_row(outcome: object, error: object, message: object) -> PostOutcome:
     """The outcome of a stored row (``outcome`` NULL while pending)."""
     if outcome is None:
@@ -193,8 +216,18 @@ def outcome_from_row(outcome: object, error: object, message: object) -> PostOut
 
 
 @attrs.frozen
+class Unreadable:
+    """What a store read in place of a row's command it cannot hand over as text (a BLOB,
+    invalid UTF-8, an agent id that is no text, a command past ``MAX_DOCUMENT_SIZE``, not
+    read at all): ``why`` completes "the post ...". ``decode_post`` rejects it (R35 v4)."""
+
+    why: str
+
+
+@attrs.frozen
 class PendingPost:
-    """An unconsumed row: its id and its command text (anything a producer wrote)."""
+    """An unconsumed row: its id and its command text (anything a producer wrote), or an
+    ``Unreadable`` saying why the store could not read it as text."""
 
     post_id: int
     command: object
@@ -202,15 +235,19 @@ class PendingPost:
 
 @attrs.frozen
 class Consumed:
-    """A post decided by the owner, written in the transaction that appends its events."""
+    """A post decided by the owner, written in the transaction that appends its events.
+    ``plain``: store a rejection's text in ASCII (the retry of a write the database refused)."""
 
     post_id: int
     outcome: PostApplied | PostRejected
+    plain: bool = False
 
     def columns(self) -> tuple[str, str | None, str | None]:
-        """``(outcome, error, message)`` as stored."""
-        if isinstance(self.outcome, PostRejected):
-            return "rejected", self.outcome.error, self.outcome.message
+        """``(outcome, error, message)`` as stored: a rejection's text made storable first,
+        whatever it holds (R35 v4: a row's outcome can always be written)."""
+        outcome, plain = self.outcome, self.plain
+        if isinstance(outcome, PostRejected):
+            return "rejected", _stored(outcome.error, plain), _stored(outcome.message, plain)
         return "applied", None, None
 
 
@@ -277,11 +314,27 @@ def _create(table: str, dialect: str, exists: str) -> str:
 
 
 SQLITE_POSTS: Final = "posts"
+_SQLITE_ID_TRIGGERS: Final = {
+    f"{SQLITE_POSTS}_post_id_insert": "INSERT",
+    f"{SQLITE_POSTS}_post_id_update": "UPDATE OF post_id",
+}
 SQLITE_DDL: Final = (
     _create(SQLITE_POSTS, "sqlite", "IF NOT EXISTS "),
     f"CREATE INDEX IF NOT EXISTS posts_pending ON {SQLITE_POSTS} (agent_id, post_id) "
     "WHERE outcome IS NULL",
+    *(
+        f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON {SQLITE_POSTS} "
+        f"WHEN NEW.post_id NOT BETWEEN 1 AND {limits.MAX_SAFE_INTEGER} "
+        f"BEGIN SELECT RAISE(ABORT, 'post_id must lie in [1, {limits.MAX_SAFE_INTEGER}]'); END"
+        for name, event in _SQLITE_ID_TRIGGERS.items()
+    ),
 )
+"""The table, its index of pending posts, and triggers that refuse a ``post_id`` no
+``Receipt`` can hold (a producer's explicit id past ``MAX_SAFE_INTEGER`` would push every
+later id, of every agent, past it). Each statement creates only what is missing: an older
+file gets the triggers when a ``SqliteStore`` opens it."""
+SQLITE_OBJECTS: Final = (SQLITE_POSTS, "posts_pending", *_SQLITE_ID_TRIGGERS)
+"""The names of what ``SQLITE_DDL`` creates."""
 SQLITE_NOW: Final = _SQLITE_NOW
 
 PG_POSTS: Final = "inbox_core_posts"

@@ -219,6 +219,7 @@ class SqlitePoller:
         """No -wal file (nobody writes, or the file is not there yet): watch the file and its
         -wal with ``stat`` until either changes (a writer came), then ring every waiter."""
         before = _fingerprints(self._path)
+        self._bell.ring_all()  # as in _watch: a change before this baseline is looked at
         while _fingerprints(self._path) == before:
             await asyncio.sleep(SQLITE_POLL_SECONDS)
         self._bell.ring_all()
@@ -226,6 +227,9 @@ class SqlitePoller:
     async def _watch(self, conn: sqlite3.Connection) -> None:
         version = data_version(conn)
         last_post = _last_post(conn)
+        # a waiter that looked before this baseline would miss a commit made in between:
+        # everyone looks once more
+        self._bell.ring_all()
         while True:
             await asyncio.sleep(SQLITE_POLL_SECONDS)
             now = data_version(conn)
@@ -284,14 +288,21 @@ def _last_post(conn: sqlite3.Connection) -> int:
 
 
 def _new_posts(conn: sqlite3.Connection, after: int) -> list[tuple[str, int]]:
+    """Each agent with a post past ``after``, and its last post. The ids are read as bytes
+    (a producer may store a BLOB or bytes that are not UTF-8: such a row must not stop the
+    poller, R35 v4); one that is no text rings a key nobody waits on."""
     try:
         rows = conn.execute(
-            "SELECT agent_id, MAX(post_id) FROM posts WHERE post_id > ? GROUP BY agent_id",
+            "SELECT CAST(agent_id AS BLOB), MAX(post_id) FROM posts WHERE post_id > ? "
+            "GROUP BY agent_id",
             (after,),
         ).fetchall()
     except sqlite3.OperationalError:
         return []
-    return [(str(agent_id), int(post_id)) for agent_id, post_id in rows]
+    return [
+        (agent.decode("utf-8", "replace") if isinstance(agent, bytes) else "", int(post_id))
+        for agent, post_id in rows
+    ]
 
 
 _POLLERS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, SqlitePoller]] = (

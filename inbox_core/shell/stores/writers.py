@@ -34,8 +34,9 @@ import attrs
 
 from inbox_core.errors import InboxCoreError
 from inbox_core.events import DurableEvent, InboxSpliced, TurnEnded, TurnStarted
+from inbox_core.shell.host import describe_failure
 from inbox_core.shell.stores.base import EventLog, LogUnavailable
-from inbox_core.shell.stores.posts import Consumed
+from inbox_core.shell.stores.posts import Consumed, PostRejected
 
 __all__ = [
     "GroupLog",
@@ -45,8 +46,10 @@ __all__ = [
     "WriteStats",
     "Writer",
     "WriterClosed",
+    "plain_part",
     "work_after",
     "write_alone",
+    "write_failed",
 ]
 
 logger: Final = logging.getLogger("inbox_core.shell")
@@ -85,6 +88,27 @@ def work_after(events: Sequence[DurableEvent], work: bool | None) -> bool | None
         elif isinstance(event, InboxSpliced) and not work:
             work = any(entry.wakeup for entry in event.inserted) or work
     return work
+
+
+def plain_part(part: Part) -> Part | None:
+    """``part`` with each rejection's text to be stored in ASCII, or None when it holds no
+    rejection still to make plain: the retry of a part the database refused alone (R35 v4: a
+    database whose encoding cannot hold a rejection's text still records the outcome)."""
+    if not any(isinstance(c.outcome, PostRejected) and not c.plain for c in part.consumed):
+        return None
+    consumed = [attrs.evolve(c, plain=True) for c in part.consumed]
+    return attrs.evolve(part, consumed=consumed)
+
+
+def write_failed(where: str, error: Exception) -> InboxCoreError:
+    """The typed error of a part that failed alone with ``error`` (a store raises only
+    ``InboxCoreError``: an error of another kind becomes ``LogUnavailable``, chained)."""
+    if isinstance(error, InboxCoreError):
+        return error
+    message, name = describe_failure(error)
+    typed = LogUnavailable(f"{where}: append failed: {name}: {message}")
+    typed.__cause__ = error
+    return typed
 
 
 @runtime_checkable

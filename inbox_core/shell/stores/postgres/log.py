@@ -51,8 +51,8 @@ from typing import TYPE_CHECKING, Any, Final
 from inbox_core import limits
 from inbox_core.errors import InboxCoreError, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
-from inbox_core.shell.stores.base import LogUnavailable, decode_rows, encode_event, fenced
 from inbox_core.shell.stores.postgres import schema as sql
+from inbox_core.shell.stores.base import LogUnavailable, decode_rows, encode_event, fenced
 from inbox_core.shell.stores.postgres.schema import (
     DEFAULT_LEASE_SECONDS,
     MAX_LEASE_SECONDS,
@@ -62,9 +62,9 @@ from inbox_core.shell.stores.postgres.schema import (
     lease_seconds,
     psycopg_module,
 )
-from inbox_core.shell.stores.posts import Consumed, PendingPost
+from inbox_core.shell.stores.posts import Consumed, PendingPost, Unreadable
 from inbox_core.shell.stores.wakes import PgWake, pg_listener
-from inbox_core.shell.stores.writers import Part, work_after
+from inbox_core.shell.stores.writers import Part, plain_part, work_after, write_failed
 
 if TYPE_CHECKING:
     import psycopg
@@ -270,8 +270,10 @@ class PostgresLog:
     def write_group(self, parts: Sequence[Part]) -> list[BaseException | None]:
         """Write the parts of logs of this database in one statement (``postgres_schema.WRITE``:
         a group commit). A part whose lease check fails writes nothing and gets ``LogFenced``;
-        if the statement fails (or a post was consumed by someone else), each part is tried
-        alone, so one bad part fails alone. Returns each part's error, None once durable."""
+        if the statement fails, whatever the error (or a post was consumed by someone else),
+        each part is tried alone, so one bad part fails alone (R35 v4, R37), and a part that
+        fails alone is tried once more with its rejections' text in ASCII (``plain_part``).
+        Returns each part's error (typed), None once durable."""
         results: list[BaseException | None] = [None] * len(parts)
         ready: list[_Ready] = []
         for index, part in enumerate(parts):
@@ -293,22 +295,25 @@ class PostgresLog:
         try:
             with self._errors("append"):
                 held = self._statement(ready)
-        except (LogUnavailable, _PostsTaken) as error:
+        except Exception as error:  # any error: a part's text, a value, the database
             if len(ready) > 1:
                 for index, log, _, part, _ in ready:
                     (results[index],) = log.write_group([part])
+                return results
+            index, log, _, part, _ = ready[0]
+            plain = None if isinstance(error, _PostsTaken) else plain_part(part)
+            if plain is not None:
+                (results[index],) = log.write_group([plain])
             elif isinstance(error, _PostsTaken):
-                results[ready[0][0]] = LogFenced(
-                    f"agent {ready[0][1]._agent_id!r}: a post it applied was consumed by "
+                results[index] = LogFenced(
+                    f"agent {log._agent_id!r}: a post it applied was consumed by "
                     "another writer; nothing was written"
                 )
             elif isinstance(error.__cause__, psycopg.errors.UniqueViolation):
-                ready[0][1]._lose()  # someone wrote at our seq: only a writer bypassing the lease
-                results[ready[0][0]] = fenced(
-                    "PostgresLog", ready[0][1]._agent_id, "its seq is taken"
-                )
+                log._lose()  # someone wrote at our seq: only a writer bypassing the lease
+                results[index] = fenced("PostgresLog", log._agent_id, "its seq is taken")
             else:
-                results[ready[0][0]] = error
+                results[index] = write_failed(f"PostgresLog for agent {log._agent_id!r}", error)
             return results
         for index, log, texts, _, work in ready:
             if log._agent_id in held:
@@ -374,13 +379,13 @@ class PostgresLog:
 
     def pending_posts(self, limit: int) -> list[PendingPost]:
         """The agent's oldest unconsumed posts (R35), by ``post_id``; needs no ownership."""
+        args = {"agent": self._agent_id, "limit": limit, "most": limits.MAX_DOCUMENT_SIZE}
         with self._errors("read posts"):
-            rows = (
-                self._connection()
-                .execute(sql.PENDING, {"agent": self._agent_id, "limit": limit})
-                .fetchall()
-            )
-        return [PendingPost(int(post_id), command) for post_id, command in rows]
+            rows = self._connection().execute(sql.PENDING, args).fetchall()
+        return [
+            PendingPost(int(post_id), command if command is not None else _too_long(size))
+            for post_id, command, size in rows
+        ]
 
     def post_wake(self) -> PgWake:
         """What the owner awaits between posts (R36): a notification of a post for this agent
@@ -460,6 +465,12 @@ class PostgresLog:
 
 
 _lease: Final = lease_seconds
+
+
+def _too_long(size: int) -> Unreadable:
+    return Unreadable(
+        f"holds a command of {size} bytes, over {limits.MAX_DOCUMENT_SIZE} (not read)"
+    )
 
 
 if TYPE_CHECKING:

@@ -146,24 +146,36 @@ RETURNING o.agent_id
 """
 """A worker's heartbeat (R37): every lease it holds renewed in one statement; an agent it
 does not return was taken over."""
-CANDIDATES: Final = f"""
+
+
+def _candidates(after: str) -> str:
+    return f"""
 SELECT agent_id FROM inbox_core_owners
- WHERE work IS NOT FALSE AND (owner IS NULL OR expires_at <= clock_timestamp())
+ WHERE work IS NOT FALSE AND (owner IS NULL OR expires_at <= clock_timestamp()){after}
 UNION
-SELECT DISTINCT p.agent_id FROM {PG_POSTS} AS p
- WHERE p.outcome IS NULL AND NOT EXISTS (
+SELECT p.agent_id FROM {PG_POSTS} AS p
+ WHERE p.outcome IS NULL{after} AND NOT EXISTS (
        SELECT 1 FROM inbox_core_owners AS o
         WHERE o.agent_id = p.agent_id AND o.owner IS NOT NULL
           AND o.expires_at > clock_timestamp())
-LIMIT %(limit)s
+ORDER BY agent_id LIMIT %(limit)s
 """
+
+
+CANDIDATES: Final = _candidates("")
 """Placement (R37): agents with work (a pending post; an open turn, maintenance or waking
-work recorded by ``work``, or not known) and no live lease."""
+work recorded by ``work``, or not known) and no live lease, in the order of their ids."""
+CANDIDATES_AFTER: Final = _candidates(" AND agent_id > %(after)s")
+"""The same, after the id ``%(after)s`` (the next page)."""
 READ: Final = "SELECT seq, event FROM inbox_core_events WHERE agent_id = %(agent)s ORDER BY seq"
 PENDING: Final = f"""
-SELECT post_id, command FROM {PG_POSTS}
+SELECT post_id, CASE WHEN octet_length(command) <= %(most)s THEN command END,
+       octet_length(command)
+  FROM {PG_POSTS}
  WHERE agent_id = %(agent)s AND outcome IS NULL ORDER BY post_id LIMIT %(limit)s
 """
+"""An agent's oldest pending posts; a command past ``%(most)s`` bytes is not read (its size
+is: the row is rejected, R35 v4)."""
 
 
 def psycopg_module() -> Any:

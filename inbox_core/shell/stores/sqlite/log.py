@@ -22,16 +22,10 @@ from typing import Any, Final, TypeVar
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
-from inbox_core.shell.stores.base import (
-    LogUnavailable,
-    decode_rows,
-    encode_event,
-    fenced,
-    iter_rows,
-)
-from inbox_core.shell.stores.posts import Consumed, PendingPost
 from inbox_core.shell.stores.sqlite import posts as sqlite_posts
+from inbox_core.shell.stores.base import LogUnavailable, decode_rows, encode_event, fenced, iter_rows
 from inbox_core.shell.stores.sqlite.owners import OwnerFile, drop_lock, take_lock
+from inbox_core.shell.stores.posts import Consumed, PendingPost
 from inbox_core.shell.stores.sqlite.schema import (
     SCHEMA_VERSION,
     SQLITE_HEADER,
@@ -46,7 +40,7 @@ from inbox_core.shell.stores.sqlite.schema import (
     typed_error,
 )
 from inbox_core.shell.stores.wakes import SqliteWake, sqlite_bell
-from inbox_core.shell.stores.writers import Part, work_after
+from inbox_core.shell.stores.writers import Part, plain_part, work_after, write_failed
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -233,8 +227,10 @@ class SqliteLog:
         """Write the parts of logs of this file in one ``BEGIN IMMEDIATE`` transaction (a
         group commit): per part, check the agent's next seq, insert its events, mark its
         posts (in a savepoint) and its work flag. A fenced part writes nothing and gets its
-        ``LogFenced``; when SQLite fails the transaction, each part is tried alone, so one
-        bad part fails alone. Returns each part's error, None once it is durable."""
+        ``LogFenced``; when the transaction fails, whatever the error, each part is tried
+        alone, so one bad part fails alone (R35 v4, R37), and a part that fails alone is
+        tried once more with its rejections' text in ASCII (``plain_part``). Returns each
+        part's error (typed), None once it is durable."""
         results: list[BaseException | None] = [None] * len(parts)
         ready: list[tuple[int, SqliteLog, list[str], Part]] = []
         for index, part in enumerate(parts):
@@ -252,14 +248,21 @@ class SqliteLog:
             return results
         try:
             written = self._transaction(ready, results)
-        except sqlite3.Error as error:
-            if len(ready) == 1:
-                typed = typed_error(error, self._path, "append", self._timeout)
-                typed.__cause__ = error
-                results[ready[0][0]] = typed
-            else:
+        except Exception as error:  # any error: a part's text, a value, the database
+            if len(ready) > 1:
                 for index, log, _, part in ready:
                     (results[index],) = log.write_group([part])
+                return results
+            index, log, _, part = ready[0]
+            plain = plain_part(part)
+            if plain is not None:
+                (results[index],) = log.write_group([plain])
+            elif isinstance(error, sqlite3.Error):
+                typed = typed_error(error, self._path, "append", self._timeout)
+                typed.__cause__ = error
+                results[index] = typed
+            else:
+                results[index] = write_failed(f"SqliteLog {self._path!r}", error)
             return results
         for log, count, work in written:
             log._next += count
@@ -325,7 +328,7 @@ class SqliteLog:
         with self._errors("read posts"):
             conn = self.connection
             if not self._has_posts:
-                self._has_posts = sqlite_posts.has_posts(conn)
+                self._has_posts = sqlite_posts.has_posts(conn, self._path)
                 if not self._has_posts:
                     return []
             return sqlite_posts.pending(conn, self._agent_id, limit)

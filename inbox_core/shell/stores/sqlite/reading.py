@@ -131,10 +131,11 @@ def event_rows(
 
 
 def outcomes(
-    conn: sqlite3.Connection, kind: str, agent_id: str, post_ids: Sequence[int]
+    conn: sqlite3.Connection, kind: str, path: str, agent_id: str, post_ids: Sequence[int]
 ) -> dict[int, PostOutcome]:
     """The stored outcomes of those of the agent's posts ``post_ids`` that exist (none in
-    a v1 or empty file, or one no poster wrote to yet)."""
-    if kind != "v2" or not sqlite_posts.has_posts(conn):
+    a v1 or empty file, or one no poster wrote to yet; ``IncompatibleLog`` for a posts
+    table that is not ours)."""
+    if kind != "v2" or not sqlite_posts.has_posts(conn, path):
         return {}
     return sqlite_posts.outcomes(conn, agent_id, post_ids)

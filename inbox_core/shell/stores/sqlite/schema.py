@@ -13,7 +13,8 @@ plus the posts table of ``inbox_core.shell.stores.posts`` (R35). A file is used 
 when it really is an inbox-core log: a v2 file, a v1 file (``events(seq
 INTEGER PRIMARY KEY, event TEXT)``, one agent; migrated in place to agent
 ``"default"``) or an empty database. Anything else (a text file, another
-application's database, a newer schema) raises ``IncompatibleLog`` and is
+application's database, a newer schema, an ``agents`` or ``posts`` table of
+another shape than the one inbox-core makes) raises ``IncompatibleLog`` and is
 left exactly as it was: the check reads only, before the journal mode changes.
 Every SQLite failure is typed: ``LogUnavailable`` (cannot open, locked past
 the timeout, read-only, I/O), ``CorruptLog`` (a bad stored row, naming its
@@ -27,6 +28,7 @@ thousand agents on one file do not each carry a connection and a page cache.
 from __future__ import annotations
 
 import contextlib
+import functools
 import math
 import os
 import sqlite3
@@ -38,8 +40,9 @@ from pathlib import Path
 from typing import Final, Literal
 
 from inbox_core.errors import InboxCoreError, InvalidInput
-from inbox_core.shell.stores.base import CorruptLog, IncompatibleLog, LogUnavailable
 from inbox_core.shell.stores.connections import PerThread
+from inbox_core.shell.stores.base import CorruptLog, IncompatibleLog, LogUnavailable
+from inbox_core.shell.stores.posts import SQLITE_DDL, SQLITE_POSTS
 
 __all__ = [
     "AGENTS_DDL",
@@ -50,6 +53,7 @@ __all__ = [
     "SqliteConnections",
     "Synchronous",
     "check_header",
+    "check_table",
     "classify",
     "database_path",
     "regular_or_absent",
@@ -100,6 +104,9 @@ _V2_COLUMNS: Final = (("agent_id", "TEXT", 1, 1), ("seq", "INTEGER", 1, 2), ("ev
 _V1_COLUMNS: Final = (("seq", "INTEGER", 1), ("event", "TEXT", 0))  # NOT NULL not compared
 
 Kind = Literal["empty", "v1", "v2"]
+Shape = tuple[tuple[tuple[str, str, int, int], ...], frozenset[tuple[str, ...]]]
+"""A table's columns (name, declared type, NOT NULL, position in the primary key) and the
+column lists of its unique indexes."""
 Synchronous = Literal["FULL", "NORMAL"]
 
 
@@ -295,6 +302,65 @@ def classify(conn: sqlite3.Connection, path: str) -> Kind:
     raise IncompatibleLog(path, why)
 
 
+def table_shape(conn: sqlite3.Connection, name: str) -> Shape | None:
+    """The shape of table ``name`` (None when there is none), reading only."""
+    columns = tuple(
+        (str(column), str(declared).upper(), int(not_null), int(key))
+        for column, declared, not_null, key in conn.execute(
+            "SELECT name, type, \"notnull\", pk FROM pragma_table_info(?, 'main')", (name,)
+        )
+    )
+    if not columns:
+        return None
+    uniques = frozenset(
+        tuple(
+            str(column)
+            for (column,) in conn.execute(
+                "SELECT name FROM pragma_index_info(?, 'main') ORDER BY seqno", (index,)
+            )
+        )
+        for (index,) in conn.execute(
+            "SELECT name FROM pragma_index_list(?, 'main') WHERE \"unique\"", (name,)
+        )
+    )
+    return columns, uniques
+
+
+@functools.cache
+def _made_shapes() -> dict[str, Shape]:
+    """The shapes of the tables beside ``events`` as inbox-core makes them (derived from
+    their DDL, never restated)."""
+    conn = sqlite3.connect(":memory:")
+    try:
+        for statement in (*AGENTS_DDL, *SQLITE_DDL):
+            conn.execute(statement)
+        shapes = {name: table_shape(conn, name) for name in ("agents", SQLITE_POSTS)}
+    finally:
+        conn.close()
+    return {name: shape for name, shape in shapes.items() if shape is not None}
+
+
+def check_table(conn: sqlite3.Connection, path: str, name: str) -> bool:
+    """Whether table ``name`` (``agents`` or the posts table) exists; ``IncompatibleLog`` when
+    it has another shape than inbox-core makes (an application's own table of that name,
+    say), which no statement of ours could use. Reads only."""
+    found = table_shape(conn, name)
+    made = _made_shapes()[name]
+    if found is None:
+        return False
+    if found != made:
+        raise IncompatibleLog(
+            path,
+            f"its {name} table ({_columns(found)}) is not the one inbox-core makes "
+            f"({_columns(made)}, unique {', '.join(map(str, sorted(made[1])))})",
+        )
+    return True
+
+
+def _columns(shape: Shape) -> str:
+    return ", ".join(f"{name} {declared}".strip() for name, declared, _, _ in shape[0])
+
+
 def _check_v1_rows(conn: sqlite3.Connection) -> None:
     """``CorruptLog`` for the first v1 row a v2 log cannot hold: a NULL event, or a seq that
     does not count 0, 1, 2, ... (negative, or after a gap)."""
@@ -357,7 +423,8 @@ def _prepare_schema(conn: sqlite3.Connection, path: str, timeout: float) -> None
         kind = classify(conn, path)
         if kind == "v1":
             _check_v1_rows(conn)
-        has_agents = _has_table(conn, "agents")
+        has_agents = check_table(conn, path, "agents")
+        check_table(conn, path, SQLITE_POSTS)
     finally:
         conn.execute("COMMIT")
     _enable_wal(conn, path, timeout)

@@ -17,23 +17,28 @@ one statement (``store.renew``) and wake a worker on any post
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import re
 import sqlite3
 import threading
 import weakref
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core import limits
-from inbox_core.errors import InvalidInput
+from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent
-from inbox_core.shell.serving import Wake
+from inbox_core.shell.stores.sqlite import posts as sqlite_posts
+from inbox_core.shell.stores.sqlite import reading as sqlite_reading
+from inbox_core.shell.directory import PG_DIRECTORY, SQLITE_DIRECTORY, AgentSummary, Directory
 from inbox_core.shell.stores.base import LogUnavailable
+from inbox_core.shell.stores.sqlite.owners import held_elsewhere
 from inbox_core.shell.stores.postgres.schema import (
     CANDIDATES,
+    CANDIDATES_AFTER,
     HOLDER,
     PENDING,
     RENEW_MANY,
@@ -52,10 +57,8 @@ from inbox_core.shell.stores.posts import (
     outcome_from_row,
     post_key,
 )
-from inbox_core.shell.stores.sqlite import posts as sqlite_posts
-from inbox_core.shell.stores.sqlite import reading as sqlite_reading
+from inbox_core.shell.serving import Wake
 from inbox_core.shell.stores.sqlite.log import SqliteLog
-from inbox_core.shell.stores.sqlite.owners import held_elsewhere
 from inbox_core.shell.stores.sqlite.reading import SqliteReader
 from inbox_core.shell.stores.sqlite.schema import (
     database_path,
@@ -63,6 +66,7 @@ from inbox_core.shell.stores.sqlite.schema import (
     sqlite_errors,
     timeout_seconds,
 )
+from inbox_core.shell.tokens import PG_TOKENS, SQLITE_TOKENS, TokenDialect, TokenTable
 from inbox_core.shell.stores.wakes import SqliteWake, pg_listener, sqlite_bell
 from inbox_core.shell.stores.watching import (
     BATCH_EVENTS,
@@ -75,12 +79,22 @@ from inbox_core.shell.stores.watching import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     import psycopg
 
     from inbox_core.commands import Command
     from inbox_core.shell.stores.postgres.log import PostgresLog
 
 __all__ = ["PostgresStore", "SqliteStore", "open_store", "parse_store"]
+
+logger: Final = logging.getLogger("inbox_core.shell")
+
+MAX_PRUNE_SECONDS: Final = 10**10
+"""``prune(older_than=...)`` past this (about 317 years, both stores' clocks reach back so
+far) means the same: nothing was decided that long ago."""
+_REPORTED_MOST: Final = 4096
+"""How many unservable agent ids one store object remembers having reported."""
 
 
 def _receipt(receipt: object) -> Receipt:
@@ -89,17 +103,18 @@ def _receipt(receipt: object) -> Receipt:
     return receipt
 
 
-def _seconds(value: object, what: str, *, allow_none: bool) -> float | None:
-    if value is None and allow_none:
-        return None
+def _older_than(value: object) -> float:
+    """``prune``'s age: a number >= 0 (InvalidInput otherwise), at most ``MAX_PRUNE_SECONDS``
+    (a larger one, an infinite one or an int past any float included: the same on every
+    store)."""
     if (
         not isinstance(value, (int, float))
         or isinstance(value, bool)
-        or not math.isfinite(value)
+        or (isinstance(value, float) and math.isnan(value))
         or value < 0
     ):
-        raise InvalidInput(f"{what} must be a number of seconds >= 0, got {value!r:.80}")
-    return float(value)
+        raise InvalidInput(f"older_than must be a number of seconds >= 0, got {shown(value)}")
+    return float(min(value, MAX_PRUNE_SECONDS))
 
 
 def _limit(value: object) -> int:
@@ -111,12 +126,6 @@ def _limit(value: object) -> int:
         shown = "a larger int" if isinstance(value, int) and value > 0 else f"{value!r:.80}"
         raise InvalidInput(f"limit must be an int in [1, 2**63 - 1], got {shown}")
     return value
-
-
-_SQLITE_CANDIDATES: Final = (
-    "SELECT agent_id FROM agents WHERE work = 1 "
-    "UNION SELECT DISTINCT agent_id FROM posts WHERE outcome IS NULL LIMIT ?"
-)
 
 
 _CONNINFO: Final = re.compile(r"\s*[A-Za-z_]+\s*=")
@@ -155,9 +164,13 @@ def open_store(spec: str) -> SqliteStore | PostgresStore:
 class _Store:
     """What both stores share: ``outcome``, ``events``, ``wait`` and ``watch`` over two
     read-only reads (``_read_events``, ``_read_outcomes``: blocking, run in worker threads
-    by ``wait`` and ``watch``) and a wake; ``watching.Watching`` shares the reads."""
+    by ``wait`` and ``watch``) and a wake; ``watching.Watching`` shares the reads;
+    ``candidates`` over ``_candidate_page``."""
 
     _watching: Watching
+
+    def __init__(self) -> None:
+        self._reported: set[object] = set()
 
     def _wake(self, key: str) -> Wake:
         raise NotImplementedError
@@ -196,11 +209,57 @@ class _Store:
             raise batch.error
         return [(first + offset, event) for offset, event in enumerate(batch.events)]
 
-    def candidates(self, limit: int) -> list[str]:
+    def candidates(self, limit: int, *, after: str | None = None) -> list[str]:
         """Up to ``limit`` agents that have work and no live owner (R37): an unconsumed post,
         or an open turn, a maintenance job or waking work its last owner left (the ``work``
-        flag), or a flag not known yet. Reads only; a worker then tries to acquire them."""
+        flag), or a flag not known yet. Reads only; a worker then tries to acquire them.
+
+        In the store's order of agent ids, from the first or from the one after ``after``:
+        passing the last id of each answer pages through every candidate, and fewer than
+        ``limit`` means there are no more (R37 v4: placement is fair). A pending post whose
+        agent id names no agent (not text, not UTF-8, empty, too long) is never a candidate:
+        it is skipped, and reported once per store object (R35 v4)."""
+        limit = _limit(limit)
+        cursor = None if after is None else self._cursor(limits.agent_id(after))
+        found: list[str] = []
+        while len(found) < limit:
+            agents, cursor = self._candidate_page(cursor, limit)
+            found.extend(agents)
+            if cursor is None:
+                break
+        return found[:limit]
+
+    def _cursor(self, agent_id: str) -> Any:
+        """The position of ``agent_id`` in ``_candidate_page``'s order."""
+        return agent_id
+
+    def _candidate_page(self, after: Any, limit: int) -> tuple[list[str], Any]:
+        """One page of up to ``limit`` stored ids after ``after``: the candidates among them
+        (valid agent ids no live owner holds), and the page's last position, None at the end."""
         raise NotImplementedError
+
+    def _agent_ids(self, stored: Sequence[Any], agent_text: Callable[[Any], str]) -> list[str]:
+        """The agent ids among ``stored`` (``agent_text`` reads one, ``InvalidInput`` for
+        what is none), each other reported once: its posts can never be served."""
+        agents: list[str] = []
+        for value in stored:
+            try:
+                agents.append(agent_text(value))
+            except InvalidInput as why:
+                self._report(value, why)
+        return agents
+
+    def _report(self, stored: object, why: InvalidInput) -> None:
+        if stored in self._reported or len(self._reported) >= _REPORTED_MOST:
+            return
+        self._reported.add(stored)
+        logger.warning(
+            "%r: posts for agent id %s can never be served (%s); no worker places them, "
+            "they stay pending: delete them",
+            self,
+            shown(stored),
+            why,
+        )
 
     def has_owner(self, agent_id: str) -> bool:
         """Whether a live process owns agent ``agent_id``'s log now (R29): someone serves its
@@ -242,6 +301,47 @@ class _Store:
             async for item in events:
                 yield item
 
+    # ---------------------------------------- what a front door reads (R39, inbox_core.http)
+
+    _directory: Directory
+    _token_dialect: TokenDialect
+
+    def _connection(self, what: str) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def agents(
+        self,
+        after: str | None = None,
+        limit: int = 100,
+        accept: Callable[[str], bool] | None = None,
+    ) -> list[AgentSummary]:
+        """Up to ``limit`` agents of the store (an event, an owner's row or a post) with an id
+        after ``after``, in the database's order, that ``accept`` takes (all by default)."""
+        first = None if after is None else limits.agent_id(after)
+        with self._connection("list agents") as conn:
+            return self._directory.agents(conn, first, _limit(limit), accept)
+
+    def pending_count(self, agent_id: str) -> int:
+        """How many of agent ``agent_id``'s posts wait for its owner."""
+        agent = limits.agent_id(agent_id)
+        with self._connection("count posts") as conn:
+            return self._directory.pending_posts(conn, agent)
+
+    def posted_command(self, receipt: Receipt) -> object:
+        """The command a post holds, as stored (the text a producer wrote);
+        ``UnknownReceipt`` when no such post is stored."""
+        receipt = _receipt(receipt)
+        with self._connection("read a post") as conn:
+            found, command = self._directory.post_command(conn, receipt.agent_id, receipt.post_id)
+        if not found:
+            raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
+        return command
+
+    @property
+    def tokens(self) -> TokenTable:
+        """The store's bearer tokens (``inbox_core.shell.tokens``)."""
+        return TokenTable(self._connection, self._token_dialect)
+
 
 # ---------------------------------------------------------------------- SQLite
 
@@ -263,7 +363,11 @@ class SqliteStore(_Store):
     log), nothing written.
     """
 
+    _directory = SQLITE_DIRECTORY
+    _token_dialect = SQLITE_TOKENS
+
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
+        super().__init__()
         self._path = database_path(path)
         self._timeout = timeout_seconds(timeout)
         exists = regular_or_absent(self._path)  # before anything is created beside it
@@ -301,7 +405,7 @@ class SqliteStore(_Store):
         )
         try:
             conn.execute("PRAGMA synchronous=FULL")
-            sqlite_posts.create_posts(conn)
+            sqlite_posts.create_posts(conn, self._path)
         except BaseException:
             conn.close()
             raise
@@ -336,18 +440,20 @@ class SqliteStore(_Store):
     def prune(self, *, older_than: float) -> int:
         """Delete the outcomes (and keys) of posts decided more than ``older_than`` seconds
         ago; pending posts stay. Returns how many were deleted."""
-        seconds = _seconds(older_than, "older_than", allow_none=False)
-        assert seconds is not None
+        seconds = _older_than(older_than)
         with self._connection("prune") as conn:
             return sqlite_posts.prune(conn, seconds)
 
-    def candidates(self, limit: int) -> list[str]:
-        limit = _limit(limit)
+    def _cursor(self, agent_id: str) -> bytes:
+        return agent_id.encode("utf-8")  # SQLite orders text by its bytes
+
+    def _candidate_page(self, after: bytes | None, limit: int) -> tuple[list[str], bytes | None]:
         with self._connection("read") as conn:
-            rows = conn.execute(_SQLITE_CANDIDATES, (limit,)).fetchall()
-        found = [str(agent) for (agent,) in rows]
-        held = held_elsewhere(self._path, found)  # a live process owns it: not a candidate
-        return [agent for agent in found if agent not in held]
+            stored = sqlite_posts.candidate_page(conn, after, limit)
+        agents = self._agent_ids(stored, sqlite_posts.agent_text)
+        held = held_elsewhere(self._path, agents)  # a live process owns it: not a candidate
+        end = stored[-1] if len(stored) == limit else None
+        return [agent for agent in agents if agent not in held], end
 
     def has_owner(self, agent_id: str) -> bool:
         agent = limits.agent_id(agent_id)
@@ -370,7 +476,7 @@ class SqliteStore(_Store):
 
     def _read_outcomes(self, agent_id: str, post_ids: Sequence[int]) -> dict[int, PostOutcome]:
         def found(conn: sqlite3.Connection, kind: str) -> dict[int, PostOutcome]:
-            return sqlite_reading.outcomes(conn, kind, agent_id, post_ids)
+            return sqlite_reading.outcomes(conn, kind, self._path, agent_id, post_ids)
 
         return self._reading().read(found, absent={})
 
@@ -402,6 +508,9 @@ class SqliteStore(_Store):
 # ------------------------------------------------------------------ PostgreSQL
 
 _BY_KEY: Final = f"SELECT post_id FROM {PG_POSTS} WHERE agent_id = %(agent)s AND key = %(key)s"
+_POST_ATTEMPTS: Final = 8
+"""How often ``post`` tries again when a prune deleted its key's earlier post between its
+``INSERT`` and its look-up (each try that finds neither wrote nothing)."""
 _OUTCOMES: Final = (
     f"SELECT post_id, outcome, error, message FROM {PG_POSTS} "
     "WHERE agent_id = %(agent)s AND post_id = ANY(%(posts)s::bigint[])"
@@ -431,7 +540,11 @@ class PostgresStore(_Store):
     not have landed (the reply was lost); post again with the same ``key`` to know.
     """
 
+    _directory = PG_DIRECTORY
+    _token_dialect = PG_TOKENS
+
     def __init__(self, conninfo: str) -> None:
+        super().__init__()
         source, _ = connection_source(conninfo)
         if source is None:
             raise InvalidInput("PostgresStore takes a libpq connection string")
@@ -485,23 +598,33 @@ class PostgresStore(_Store):
         agent = limits.agent_id(agent_id)
         args = {"agent": agent, "command": encode_post(command), "key": post_key(key)}
         with self._connection("post") as conn:
-            row = conn.execute(PG_INSERT, args).fetchone()
-            if row is None:
-                row = conn.execute(_BY_KEY, args).fetchone()
-        assert row is not None
-        return Receipt(agent, int(row[0]))
+            for _ in range(_POST_ATTEMPTS):
+                row = conn.execute(PG_INSERT, args).fetchone()
+                if row is None:  # the key was posted before: that post's id
+                    row = conn.execute(_BY_KEY, args).fetchone()
+                if row is not None:  # else that post was pruned since: post again
+                    return Receipt(agent, int(row[0]))
+        raise LogUnavailable(
+            f"post for {agent!r}: the key's earlier post was pruned while posting, "
+            f"{_POST_ATTEMPTS} times; nothing was written"
+        )
 
     def prune(self, *, older_than: float) -> int:
         """Delete the outcomes (and keys) of posts decided more than ``older_than`` seconds
         ago; pending posts stay. Returns how many were deleted."""
-        seconds = _seconds(older_than, "older_than", allow_none=False)
+        seconds = _older_than(older_than)
         with self._connection("prune") as conn:
             return int(conn.execute(_PRUNE, {"seconds": seconds}).rowcount)
 
-    def candidates(self, limit: int) -> list[str]:
+    def _candidate_page(self, after: str | None, limit: int) -> tuple[list[str], str | None]:
         with self._connection("read") as conn:
-            rows = conn.execute(CANDIDATES, {"limit": _limit(limit)}).fetchall()
-        return [str(agent) for (agent,) in rows]
+            if after is None:
+                rows = conn.execute(CANDIDATES, {"limit": limit}).fetchall()
+            else:
+                rows = conn.execute(CANDIDATES_AFTER, {"limit": limit, "after": after}).fetchall()
+        stored = [agent for (agent,) in rows]
+        end = stored[-1] if len(stored) == limit else None
+        return self._agent_ids(stored, limits.agent_id), end
 
     def has_owner(self, agent_id: str) -> bool:
         args = {"agent": limits.agent_id(agent_id)}

@@ -1,0 +1,139 @@
+"""``FrontDoor``: what every endpoint of one app shares (the store, the gate, the bounds, the
+metrics), and ``endpoint``, which turns a handler into a Starlette endpoint that answers every
+error as a problem (R39) and counts it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Final, TypeVar
+
+import anyio
+import anyio.to_thread
+import attrs
+from starlette.requests import Request
+from starlette.responses import Response
+
+from inbox_core.errors import InboxCoreError
+from inbox_core.http.auth import Access, Gate
+from inbox_core.http.bodies import BodyBudget
+from inbox_core.http.metrics import Metrics
+from inbox_core.http.problem import Problem, problem_response
+from inbox_core.http.store import FrontDoorStore
+
+__all__ = ["FrontDoor", "Limits", "StreamSlots", "endpoint"]
+
+T = TypeVar("T")
+logger: Final = logging.getLogger("inbox_core.http")
+
+STORE_THREADS: Final = 16
+"""Worker threads one app runs store calls in at once (the rest queue)."""
+
+
+@attrs.frozen
+class Limits:
+    """The bounds of one app (``create_app``'s arguments)."""
+
+    max_body_size: int
+    body_budget: int
+    body_seconds: float
+    max_streams: int
+    keepalive_seconds: float
+    check_seconds: float
+
+
+class StreamSlots:
+    """Open event streams per token: at most ``limit`` each."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self._open: dict[str, int] = {}
+
+    def take(self, key: str) -> None:
+        count = self._open.get(key, 0)
+        if count >= self.limit:
+            raise Problem(
+                429,
+                f"this token has {count} event streams open; at most {self.limit}",
+                headers={"Retry-After": "5"},
+            )
+        self._open[key] = count + 1
+
+    def give(self, key: str) -> None:
+        count = self._open.get(key, 0) - 1
+        if count > 0:
+            self._open[key] = count
+        else:
+            self._open.pop(key, None)
+
+
+class FrontDoor:
+    """The shared parts of one app; ``closing`` ends every event stream (at shutdown)."""
+
+    def __init__(
+        self,
+        store: FrontDoorStore,
+        metrics: Metrics,
+        limits: Limits,
+        *,
+        public: bool,
+        token_ttl: float,
+    ) -> None:
+        self.store = store
+        self.gate = Gate(store.tokens, self.run, public=public, ttl=token_ttl)
+        self.metrics = metrics
+        self.limits = limits
+        self.budget = BodyBudget(limits.body_budget)
+        self.streams = StreamSlots(limits.max_streams)
+        self.closing = asyncio.Event()
+        self._limiter: anyio.CapacityLimiter | None = None
+
+    async def run(self, call: Callable[[], T]) -> T:
+        """``call()`` in a worker thread (store I/O never blocks the event loop)."""
+        if self._limiter is None:
+            self._limiter = anyio.CapacityLimiter(STORE_THREADS)
+        return await anyio.to_thread.run_sync(call, limiter=self._limiter)
+
+    async def admit(self, request: Request, scope: str) -> Access:
+        """The request's access, checked for ``scope``: 401 or 403 if not (the agent of the
+        path is checked once decoded: ``Access.require``)."""
+        access = await self.gate.admit(request.headers)
+        access.require(scope)
+        return access
+
+    def close(self) -> None:
+        """End every open event stream (the server is shutting down)."""
+        self.closing.set()
+
+
+Handler = Callable[[FrontDoor, Request], Awaitable[Response]]
+
+
+def endpoint(
+    door: FrontDoor, name: str, handler: Handler
+) -> Callable[[Request], Awaitable[Response]]:
+    """A Starlette endpoint running ``handler``: a ``Problem`` or typed error becomes its
+    problem answer, anything else a 500 problem (logged, never shown); every answer is
+    counted under ``name``."""
+
+    async def run(request: Request) -> Response:
+        started = time.perf_counter()
+        try:
+            response = await handler(door, request)
+        except Problem as problem:
+            response = problem_response(problem)
+        except InboxCoreError as error:
+            response = problem_response(Problem.of(error))
+        except Exception as error:
+            logger.error("%s %s failed", request.method, name, exc_info=error)
+            response = problem_response(Problem(500, "the server failed; see its log"))
+        door.metrics.answered(
+            name, request.method, response.status_code, time.perf_counter() - started
+        )
+        return response
+
+    run.__name__ = name
+    return run
