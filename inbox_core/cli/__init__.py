@@ -358,7 +358,7 @@ assert _INTENT_HELP.keys() == INTENTS.keys()
 
 def _store(text: str) -> str:
     from inbox_core.errors import InvalidInput  # noqa: PLC0415
-    from inbox_core.shell.stores.sqlite.store import parse_store  # noqa: PLC0415
+    from inbox_core.shell.stores.opening import parse_store  # noqa: PLC0415
 
     try:
         parse_store(text)

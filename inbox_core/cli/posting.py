@@ -108,7 +108,7 @@ def _command(args: argparse.Namespace) -> Command:
 
 
 def _open(spec: str) -> Any:
-    from inbox_core.shell.stores.sqlite.store import open_store  # noqa: PLC0415 - the shell, on demand
+    from inbox_core.shell.stores.opening import open_store  # noqa: PLC0415 - the shell, on demand
 
     return open_store(spec)
 
@@ -241,7 +241,7 @@ def _print(seq: int, event: Any, as_json: bool) -> None:
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    from inbox_core.shell.stores.sqlite.store import parse_store  # noqa: PLC0415
+    from inbox_core.shell.stores.opening import parse_store  # noqa: PLC0415
 
     kind, target = parse_store(args.store)
     if kind == "sqlite" and not Path(target).exists():  # a watch creates no file

@@ -12,9 +12,9 @@ from typing import Final, Protocol
 
 from inbox_core.commands import Command
 from inbox_core.events import DurableEvent
-from inbox_core.shell.directory import AgentSummary
+from inbox_core.shell.stores.directory import AgentSummary
 from inbox_core.shell.stores.posts import PostOutcome, Receipt
-from inbox_core.shell.tokens import TokenTable
+from inbox_core.shell.stores.tokens import TokenTable
 
 __all__ = ["PAGE", "FrontDoorStore", "read_log"]
 

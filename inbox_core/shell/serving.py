@@ -24,7 +24,7 @@ from typing import Final, Protocol
 from inbox_core.errors import InboxCoreError
 from inbox_core.reducer import reduce
 from inbox_core.shell.host import describe_failure
-from inbox_core.shell.stores.base import LogUnavailable
+from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.posts import (
     Consumed,
     PendingPost,
@@ -32,6 +32,7 @@ from inbox_core.shell.stores.posts import (
     PostRejected,
     decode_post,
 )
+from inbox_core.shell.stores.wakes import Wake
 from inbox_core.state import AgentState, Transition
 
 __all__ = ["BATCH", "PostServer", "PostSink", "decide"]
@@ -42,12 +43,6 @@ BATCH: Final = 64
 """The most posts consumed in one transaction."""
 RETRY_SECONDS: Final = 0.5
 """How long the server waits after the store failed (``LogUnavailable``) before it looks again."""
-
-
-class Wake(Protocol):
-    async def wait(self) -> None: ...
-
-    def close(self) -> None: ...
 
 
 class PostSink(Protocol):

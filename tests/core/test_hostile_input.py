@@ -79,8 +79,9 @@ from inbox_core.codec import (
 )
 from inbox_core.json_values import JsonObject, freeze_json, json_size, thaw_json
 from inbox_core.shell import SqliteLog
-from inbox_core.shell.stores.base import CorruptLog, decode_record, encode_event
+from inbox_core.shell.stores.errors import CorruptLog
 from inbox_core.shell.stores.jsonl import from_json_lines, iter_json_lines, to_json_lines
+from inbox_core.shell.stores.rows import decode_record, encode_event
 from inbox_core.testing import hostile
 from inbox_core.testing.strategies import commands
 from tests.core.helpers import queue

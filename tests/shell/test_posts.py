@@ -40,7 +40,7 @@ from inbox_core.shell import (
     SqliteStore,
     UnknownReceipt,
 )
-from inbox_core.shell.stores.sqlite.store import open_store, parse_store
+from inbox_core.shell.stores.opening import open_store, parse_store
 
 from .posts_support import (
     AnyStore,

@@ -32,7 +32,8 @@ from inbox_core.shell import (
     SqliteStore,
 )
 from inbox_core.shell.stores import watching
-from inbox_core.shell.stores.base import CorruptLog, encode_event
+from inbox_core.shell.stores.errors import CorruptLog
+from inbox_core.shell.stores.rows import encode_event
 from inbox_core.shell.stores.watching import Batch, EventFeed, decode_batch
 
 from .posts_support import AnyStore, agent_name, until

@@ -1,4 +1,5 @@
-"""What every store shares: the ``EventLog`` protocol, the store errors, stored events.
+"""What every store is to the rest of the shell: the ``EventLog``, ``Wake`` and ``Store``
+protocols (``opening.open_store`` gives the store a ``STORE`` text names).
 
 A log stores the core's durable events in commit order; it is the only
 authority about the agent (R10): ``replay(log.read())`` rebuilds the state.
@@ -18,31 +19,31 @@ never interleave; ``release()`` gives it back.
 The stores: ``memory.MemoryLog``; ``sqlite/`` (``SqliteLog``, ``SqliteStore``)
 and ``postgres/`` (``PostgresLog``, ``PostgresStore``, behind the optional
 psycopg driver), each folder holding all of that store: its SQL, its posts
-statements, its ownership and its wake. A stored event is the compact
-``{"type","data"}`` text of ``encode_event``, read back by ``decode_record``.
+statements, its ownership and its wake. What the two stores answer alike is
+``reads.StoreReads``. The worker and the front door know a store only as
+``Store``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
-from typing import Protocol
+from collections.abc import AsyncIterator, Callable, Sequence
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Final, Protocol
 
-from inbox_core import limits
-from inbox_core.codec import event_from_json, event_to_json
-from inbox_core.errors import InboxCoreError, LogFenced, ReplayError
 from inbox_core.events import DurableEvent
 
-__all__ = [
-    "CorruptLog",
-    "EventLog",
-    "IncompatibleLog",
-    "LogUnavailable",
-    "decode_record",
-    "decode_rows",
-    "encode_event",
-    "fenced",
-    "iter_rows",
-]
+if TYPE_CHECKING:
+    from inbox_core.commands import Command
+    from inbox_core.shell.stores.directory import AgentSummary
+    from inbox_core.shell.stores.posts import PendingPost, PostOutcome, Receipt
+    from inbox_core.shell.stores.tokens import TokenTable
+    from inbox_core.shell.stores.wakes import Wake
+
+__all__ = ["MAX_LEASE_SECONDS", "EventLog", "Store"]
+
+MAX_LEASE_SECONDS: Final = 86_400.0
+"""The longest lease a store holds (a day: a longer lease would leave a dead worker's agents
+unserved for longer than that); a worker refuses a longer one when given (R37 v4)."""
 
 
 class EventLog(Protocol):
@@ -64,81 +65,90 @@ class EventLog(Protocol):
         """Every durable event appended so far, in order (seq 0, 1, 2, ...); needs no ownership."""
 
 
-class CorruptLog(ReplayError):
-    """A stored log record cannot be read back: a gap in ``seq``, bad JSON, or a bad event.
+class Store(Protocol):
+    """A database of agents' logs, seen from any process (R35-R37, R39): what the worker,
+    the command line and the front door use of ``SqliteStore`` and ``PostgresStore``.
 
-    A ``ReplayError`` (so ``seq`` names the record), raised by a log's ``read``.
+    Reads (``outcome``, ``events``, ``wait``, ``watch``, ``candidates``, ``has_owner``,
+    ``pending``, ``agents``, ``pending_count``, ``posted_command``) never write (R36 v4);
+    ``leases`` says whether ownership is a lease the worker must renew (PostgreSQL) or a
+    lock that dies with its process (SQLite).
+    ``wait`` and ``watch`` read off the event loop, one read per wake for every waiter of
+    an agent in one loop. Every error is a typed ``InboxCoreError``. specs/shell.md
+    section 12 says what each promises.
     """
 
+    @property
+    def leases(self) -> bool:
+        """Whether ownership is a lease a worker renews (else a lock dying with its process)."""
 
-class LogUnavailable(InboxCoreError):
-    """The store could not be reached or refused the statement (``__cause__`` says why).
+    def log(self, agent_id: str, **options: Any) -> Any:
+        """Agent ``agent_id``'s log in this store (an ``EventLog`` serving posts)."""
 
-    Raised by ``PostgresLog`` for a lost connection or a server restart. The
-    store is transactional, so nothing is half-written; an ``append`` that
-    raises this may or may not have landed, which is safe: the agent did not
-    commit it, and the next ``append`` through the same object is conditional
-    on the seq it expects, so it raises ``LogFenced`` rather than write after
-    an append it never saw. Recovery: ``detach()`` the agent (or ``release()``
-    the log) and build a new agent over the log; it replays and resumes (R27).
-    ``SqliteLog`` raises it too: a file it cannot open, a database locked past
-    its timeout, a read-only or failing disk.
-    """
+    def prepare(self) -> None:
+        """Create the database's tables now (the first write does otherwise)."""
 
+    def post(self, agent_id: str, command: Command, *, key: str | None = None) -> Receipt:
+        """Post ``command`` for agent ``agent_id`` (R35): durable when it returns."""
 
-class IncompatibleLog(InboxCoreError):
-    """The file or database holds no inbox-core log this version can use; nothing was changed.
+    def outcome(self, receipt: Receipt) -> PostOutcome:
+        """How the post ended so far; ``UnknownReceipt`` for a post not stored."""
 
-    A text file, another application's database (tables of its own, or an
-    ``events`` table of another shape) or an unknown schema version. Unlike
-    ``LogUnavailable`` it is permanent (retrying cannot help) and, unlike
-    ``CorruptLog``, there is no log whose record could be named. ``where``
-    names the file, ``reason`` says what it holds instead.
-    """
+    async def wait(self, receipt: Receipt, timeout: float | None = None) -> PostOutcome:
+        """The post's outcome once decided; ``PostTimeout`` after ``timeout`` seconds."""
 
-    def __init__(self, where: str, reason: str) -> None:
-        super().__init__(f"{where!r} is not an inbox-core log: {reason}; nothing was changed")
-        self.where = where
-        self.reason = reason
+    def watch(self, agent_id: str, since: int = 0) -> AsyncIterator[tuple[int, DurableEvent]]:
+        """The agent's ``(seq, event)`` from ``since`` on, then live (R36)."""
 
+    def events(
+        self, agent_id: str, since: int = 0, limit: int = ...
+    ) -> list[tuple[int, DurableEvent]]:
+        """A page of the agent's ``(seq, event)`` from ``since`` on."""
 
-def fenced(log: str, agent_id: str, why: str) -> LogFenced:
-    """The ``LogFenced`` of a refused append: which log, and why this object is not its writer."""
-    return LogFenced(f"{log}, agent {agent_id!r}: not the writer ({why}); nothing was written")
+    def prune(self, *, older_than: float) -> int:
+        """Delete decided posts older than ``older_than`` seconds; how many."""
 
+    def candidates(self, limit: int, *, after: str | None = None) -> list[str]:
+        """Agents with work and no live owner, in id order after ``after`` (R37)."""
 
-# ------------------------------------------------------------- stored events
+    def has_owner(self, agent_id: str) -> bool:
+        """Whether a live process owns the agent's log now (R29)."""
 
+    def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
+        """The agent's oldest unconsumed posts."""
 
-def encode_event(event: DurableEvent) -> str:
-    """The compact ``{"type","data"}`` JSON text of one durable event (section Formats)."""
-    return limits.dump_json(event_to_json(event))
+    def renew(self, logs: Sequence[Any]) -> set[str]:
+        """Renew the leases of ``logs`` in one statement; the agents taken over."""
 
+    def work_wake(self) -> Wake:
+        """A wake rung by every post to any agent of the store (R36, R37)."""
 
-def decode_record(seq: int, text: object) -> DurableEvent:
-    """Decode one stored record; any failure is a ``CorruptLog`` naming ``seq``."""
-    if not isinstance(text, str):
-        raise CorruptLog(seq, f"stored event is not text: {type(text).__name__}")
-    try:
-        document = limits.parse_json(text)
-    except InboxCoreError as error:  # past limits.MAX_DOCUMENT_DEPTH (an InvalidInput)
-        raise CorruptLog(seq, f"stored event: {error}") from None
-    except ValueError as error:
-        raise CorruptLog(seq, f"stored event is not JSON: {error}") from None
-    try:
-        return event_from_json(document)
-    except InboxCoreError as error:
-        raise CorruptLog(seq, f"{type(error).__name__}: {error}") from None
+    def agents(
+        self,
+        after: str | None = None,
+        limit: int = 100,
+        accept: Callable[[str], bool] | None = None,
+    ) -> list[AgentSummary]:
+        """A page of the store's agents, in id order (R39)."""
 
+    def pending_count(self, agent_id: str) -> int:
+        """How many of the agent's posts wait for its owner (R39)."""
 
-def decode_rows(rows: Iterable[tuple[object, object]]) -> list[DurableEvent]:
-    """Decode ``(seq, event text)`` rows in seq order; a gap or a bad row is ``CorruptLog``."""
-    return list(iter_rows(rows))
+    def posted_command(self, receipt: Receipt) -> object:
+        """The command a post holds, as stored (R39)."""
 
+    @property
+    def tokens(self) -> TokenTable:
+        """The store's bearer tokens (R39)."""
 
-def iter_rows(rows: Iterable[tuple[object, object]]) -> Iterator[DurableEvent]:
-    """``decode_rows`` one event at a time: a reader keeps the good prefix."""
-    for expected, (seq, text) in enumerate(rows):
-        if seq != expected or isinstance(seq, bool):
-            raise CorruptLog(expected, f"expected seq {expected}, found {seq!r}")
-        yield decode_record(expected, text)
+    def close(self) -> None:
+        """Close the store's connections (idempotent)."""
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None: ...

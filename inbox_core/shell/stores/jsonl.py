@@ -13,7 +13,7 @@ from inbox_core import limits
 from inbox_core.codec import event_from_json, event_to_json
 from inbox_core.errors import InboxCoreError, InvalidInput, shown
 from inbox_core.events import DurableEvent, checked_events
-from inbox_core.shell.stores.base import CorruptLog
+from inbox_core.shell.stores.errors import CorruptLog
 
 __all__ = ["from_json_lines", "iter_json_lines", "to_json_lines"]
 

@@ -8,10 +8,9 @@ from typing import Any
 
 from inbox_core.errors import LogOwned
 from inbox_core.events import DURABLE_TYPES, DurableEvent, checked_events
-from inbox_core.shell.stores.base import fenced
+from inbox_core.shell.stores.errors import fenced
 
 __all__ = ["MemoryLog"]
-
 
 
 _DURABLE_CLASSES: frozenset[type] = frozenset(DURABLE_TYPES)

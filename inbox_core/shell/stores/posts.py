@@ -30,9 +30,9 @@ from inbox_core.validators import integer
 __all__ = [
     "MAX_KEY_LENGTH",
     "MAX_OUTCOME_TEXT",
-    "NOTIFY_CHANNEL",
     "POSTABLE_TYPES",
     "POSTS_COLUMNS",
+    "SQLITE_NOW",
     "Consumed",
     "NotPostable",
     "PendingPost",
@@ -45,6 +45,7 @@ __all__ = [
     "Receipt",
     "UnknownReceipt",
     "Unreadable",
+    "create_table",
     "decode_post",
     "encode_post",
     "post_key",
@@ -69,10 +70,6 @@ MAX_KEY_LENGTH: Final = limits.MAX_AGENT_ID_LENGTH
 MAX_OUTCOME_TEXT: Final = 2**16
 """The most characters of a rejection's stored ``error`` and ``message`` (longer text is cut,
 with a marker that says so)."""
-
-NOTIFY_CHANNEL: Final = "inbox_core"
-"""PostgreSQL: the channel every change is notified on, in the changing transaction; the
-payload is ``post:<agent>``, ``events:<agent>`` or ``outcome:<agent>``."""
 
 
 # ---------------------------------------------------------------------- values
@@ -276,7 +273,7 @@ class Column:
     meaning: str
 
 
-_SQLITE_NOW: Final = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
+SQLITE_NOW: Final = "strftime('%Y-%m-%dT%H:%M:%fZ', 'now')"
 _OUTCOMES: Final = "CHECK (outcome IN ('applied', 'rejected'))"
 
 POSTS_COLUMNS: Final = (
@@ -291,7 +288,7 @@ POSTS_COLUMNS: Final = (
     Column("key", "TEXT", "text", "idempotency key, NULL for none; unique per agent"),
     Column(
         "posted_at",
-        f"TEXT NOT NULL DEFAULT ({_SQLITE_NOW})",
+        f"TEXT NOT NULL DEFAULT ({SQLITE_NOW})",
         "timestamptz NOT NULL DEFAULT clock_timestamp()",
         "when the row was written (the database's clock)",
     ),
@@ -307,65 +304,8 @@ POSTS_COLUMNS: Final = (
 )
 
 
-def _create(table: str, dialect: str, exists: str) -> str:
+def create_table(table: str, dialect: str, exists: str) -> str:
+    """The ``CREATE TABLE`` of the posts table in ``dialect`` (a ``Column`` field name)."""
     lines = [f"    {c.name} {getattr(c, dialect)}" for c in POSTS_COLUMNS]
     lines.append("    UNIQUE (agent_id, key)")
     return f"CREATE TABLE {exists}{table} (\n" + ",\n".join(lines) + "\n)"
-
-
-SQLITE_POSTS: Final = "posts"
-_SQLITE_ID_TRIGGERS: Final = {
-    f"{SQLITE_POSTS}_post_id_insert": "INSERT",
-    f"{SQLITE_POSTS}_post_id_update": "UPDATE OF post_id",
-}
-SQLITE_DDL: Final = (
-    _create(SQLITE_POSTS, "sqlite", "IF NOT EXISTS "),
-    f"CREATE INDEX IF NOT EXISTS posts_pending ON {SQLITE_POSTS} (agent_id, post_id) "
-    "WHERE outcome IS NULL",
-    *(
-        f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON {SQLITE_POSTS} "
-        f"WHEN NEW.post_id NOT BETWEEN 1 AND {limits.MAX_SAFE_INTEGER} "
-        f"BEGIN SELECT RAISE(ABORT, 'post_id must lie in [1, {limits.MAX_SAFE_INTEGER}]'); END"
-        for name, event in _SQLITE_ID_TRIGGERS.items()
-    ),
-)
-"""The table, its index of pending posts, and triggers that refuse a ``post_id`` no
-``Receipt`` can hold (a producer's explicit id past ``MAX_SAFE_INTEGER`` would push every
-later id, of every agent, past it). Each statement creates only what is missing: an older
-file gets the triggers when a ``SqliteStore`` opens it."""
-SQLITE_OBJECTS: Final = (SQLITE_POSTS, "posts_pending", *_SQLITE_ID_TRIGGERS)
-"""The names of what ``SQLITE_DDL`` creates."""
-SQLITE_NOW: Final = _SQLITE_NOW
-
-PG_POSTS: Final = "inbox_core_posts"
-PG_DDL: Final = (
-    _create(PG_POSTS, "postgres", "IF NOT EXISTS "),
-    f"CREATE INDEX IF NOT EXISTS inbox_core_posts_pending ON {PG_POSTS} (agent_id, post_id) "
-    "WHERE outcome IS NULL",
-    f"""CREATE OR REPLACE FUNCTION inbox_core_notify() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-    PERFORM pg_notify('{NOTIFY_CHANNEL}', TG_ARGV[0] || ':' || agent_id)
-       FROM (SELECT DISTINCT agent_id FROM changed) AS c;
-    RETURN NULL;
-END $$""",
-    f"CREATE OR REPLACE TRIGGER inbox_core_posted AFTER INSERT ON {PG_POSTS} "
-    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
-    "EXECUTE FUNCTION inbox_core_notify('post')",
-    f"CREATE OR REPLACE TRIGGER inbox_core_decided AFTER UPDATE ON {PG_POSTS} "
-    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
-    "EXECUTE FUNCTION inbox_core_notify('outcome')",
-    "CREATE OR REPLACE TRIGGER inbox_core_appended AFTER INSERT ON inbox_core_events "
-    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
-    "EXECUTE FUNCTION inbox_core_notify('events')",
-)
-
-SQLITE_INSERT: Final = (
-    f"INSERT INTO {SQLITE_POSTS} (agent_id, command, key) VALUES (?, ?, ?) "
-    "ON CONFLICT (agent_id, key) DO NOTHING RETURNING post_id"
-)
-PG_INSERT: Final = (
-    f"INSERT INTO {PG_POSTS} (agent_id, command, key) VALUES (%(agent)s, %(command)s, %(key)s) "
-    "ON CONFLICT (agent_id, key) DO NOTHING RETURNING post_id"
-)
-"""The one statement a producer runs (any language): ``post_id`` back, or no row when the
-key was posted before (then read that post's id by ``agent_id`` and ``key``)."""

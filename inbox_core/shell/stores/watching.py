@@ -35,8 +35,7 @@ import attrs
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent
-from inbox_core.shell.serving import Wake
-from inbox_core.shell.stores.base import CorruptLog, decode_record
+from inbox_core.shell.stores.errors import CorruptLog
 from inbox_core.shell.stores.posts import (
     PostOutcome,
     PostPending,
@@ -44,6 +43,8 @@ from inbox_core.shell.stores.posts import (
     Receipt,
     UnknownReceipt,
 )
+from inbox_core.shell.stores.rows import decode_record
+from inbox_core.shell.stores.wakes import Wake
 
 __all__ = [
     "BATCH_CHARS",

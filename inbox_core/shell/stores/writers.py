@@ -35,7 +35,8 @@ import attrs
 from inbox_core.errors import InboxCoreError
 from inbox_core.events import DurableEvent, InboxSpliced, TurnEnded, TurnStarted
 from inbox_core.shell.host import describe_failure
-from inbox_core.shell.stores.base import EventLog, LogUnavailable
+from inbox_core.shell.stores.base import EventLog
+from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.posts import Consumed, PostRejected
 
 __all__ = [

@@ -51,8 +51,10 @@ from typing import TYPE_CHECKING, Any, Final
 from inbox_core import limits
 from inbox_core.errors import InboxCoreError, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
+from inbox_core.shell.stores.errors import LogUnavailable, fenced
+from inbox_core.shell.stores.postgres import posts as pg_posts
 from inbox_core.shell.stores.postgres import schema as sql
-from inbox_core.shell.stores.base import LogUnavailable, decode_rows, encode_event, fenced
+from inbox_core.shell.stores.postgres.listen import PgWake, pg_listener
 from inbox_core.shell.stores.postgres.schema import (
     DEFAULT_LEASE_SECONDS,
     MAX_LEASE_SECONDS,
@@ -62,8 +64,8 @@ from inbox_core.shell.stores.postgres.schema import (
     lease_seconds,
     psycopg_module,
 )
-from inbox_core.shell.stores.posts import Consumed, PendingPost, Unreadable
-from inbox_core.shell.stores.wakes import PgWake, pg_listener
+from inbox_core.shell.stores.posts import Consumed, PendingPost
+from inbox_core.shell.stores.rows import decode_rows, encode_event
 from inbox_core.shell.stores.writers import Part, plain_part, work_after, write_failed
 
 if TYPE_CHECKING:
@@ -379,13 +381,8 @@ class PostgresLog:
 
     def pending_posts(self, limit: int) -> list[PendingPost]:
         """The agent's oldest unconsumed posts (R35), by ``post_id``; needs no ownership."""
-        args = {"agent": self._agent_id, "limit": limit, "most": limits.MAX_DOCUMENT_SIZE}
         with self._errors("read posts"):
-            rows = self._connection().execute(sql.PENDING, args).fetchall()
-        return [
-            PendingPost(int(post_id), command if command is not None else _too_long(size))
-            for post_id, command, size in rows
-        ]
+            return pg_posts.pending(self._connection(), self._agent_id, limit)
 
     def post_wake(self) -> PgWake:
         """What the owner awaits between posts (R36): a notification of a post for this agent
@@ -465,12 +462,6 @@ class PostgresLog:
 
 
 _lease: Final = lease_seconds
-
-
-def _too_long(size: int) -> Unreadable:
-    return Unreadable(
-        f"holds a command of {size} bytes, over {limits.MAX_DOCUMENT_SIZE} (not read)"
-    )
 
 
 if TYPE_CHECKING:

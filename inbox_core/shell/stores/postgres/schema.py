@@ -16,13 +16,18 @@ import weakref
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core.errors import InvalidInput
+from inbox_core.shell.stores.base import MAX_LEASE_SECONDS
 from inbox_core.shell.stores.connections import PerThread
-from inbox_core.shell.stores.posts import PG_DDL, PG_POSTS
+from inbox_core.shell.stores.posts import create_table
 
 if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "NOTIFY_CHANNEL",
+    "PG_DDL",
+    "PG_INSERT",
+    "PG_POSTS",
     "DEFAULT_LEASE_SECONDS",
     "MAX_LEASE_SECONDS",
     "PgConnections",
@@ -32,9 +37,43 @@ __all__ = [
     "psycopg_module",
 ]
 
+# ------------------------------------------------------------------ the posts table (R35)
+
+NOTIFY_CHANNEL: Final = "inbox_core"
+"""PostgreSQL: the channel every change is notified on, in the changing transaction; the
+payload is ``post:<agent>``, ``events:<agent>`` or ``outcome:<agent>``."""
+
+PG_POSTS: Final = "inbox_core_posts"
+PG_DDL: Final = (
+    create_table(PG_POSTS, "postgres", "IF NOT EXISTS "),
+    f"CREATE INDEX IF NOT EXISTS inbox_core_posts_pending ON {PG_POSTS} (agent_id, post_id) "
+    "WHERE outcome IS NULL",
+    f"""CREATE OR REPLACE FUNCTION inbox_core_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('{NOTIFY_CHANNEL}', TG_ARGV[0] || ':' || agent_id)
+       FROM (SELECT DISTINCT agent_id FROM changed) AS c;
+    RETURN NULL;
+END $$""",
+    f"CREATE OR REPLACE TRIGGER inbox_core_posted AFTER INSERT ON {PG_POSTS} "
+    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
+    "EXECUTE FUNCTION inbox_core_notify('post')",
+    f"CREATE OR REPLACE TRIGGER inbox_core_decided AFTER UPDATE ON {PG_POSTS} "
+    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
+    "EXECUTE FUNCTION inbox_core_notify('outcome')",
+    "CREATE OR REPLACE TRIGGER inbox_core_appended AFTER INSERT ON inbox_core_events "
+    "REFERENCING NEW TABLE AS changed FOR EACH STATEMENT "
+    "EXECUTE FUNCTION inbox_core_notify('events')",
+)
+
+
+PG_INSERT: Final = (
+    f"INSERT INTO {PG_POSTS} (agent_id, command, key) VALUES (%(agent)s, %(command)s, %(key)s) "
+    "ON CONFLICT (agent_id, key) DO NOTHING RETURNING post_id"
+)
+"""The one statement a producer runs (any language): ``post_id`` back, or no row when the
+key was posted before (then read that post's id by ``agent_id`` and ``key``)."""
+
 DEFAULT_LEASE_SECONDS: Final = 30.0
-MAX_LEASE_SECONDS: Final = 86_400.0
-"""A day: a longer lease would leave a dead worker's agents unserved for longer than that."""
 
 _CREATE: Final = (
     """

@@ -22,10 +22,11 @@ from typing import Any, Final, TypeVar
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
-from inbox_core.shell.stores.sqlite import posts as sqlite_posts
-from inbox_core.shell.stores.base import LogUnavailable, decode_rows, encode_event, fenced, iter_rows
-from inbox_core.shell.stores.sqlite.owners import OwnerFile, drop_lock, take_lock
+from inbox_core.shell.stores.errors import LogUnavailable, fenced
 from inbox_core.shell.stores.posts import Consumed, PendingPost
+from inbox_core.shell.stores.rows import decode_rows, encode_event, iter_rows
+from inbox_core.shell.stores.sqlite import posts as sqlite_posts
+from inbox_core.shell.stores.sqlite.owners import OwnerFile, drop_lock, take_lock
 from inbox_core.shell.stores.sqlite.schema import (
     SCHEMA_VERSION,
     SQLITE_HEADER,
@@ -39,7 +40,7 @@ from inbox_core.shell.stores.sqlite.schema import (
     timeout_seconds,
     typed_error,
 )
-from inbox_core.shell.stores.wakes import SqliteWake, sqlite_bell
+from inbox_core.shell.stores.sqlite.wake import SqliteWake, sqlite_bell
 from inbox_core.shell.stores.writers import Part, plain_part, work_after, write_failed
 
 __all__ = [

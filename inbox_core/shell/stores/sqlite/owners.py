@@ -29,7 +29,7 @@ import threading
 from typing import Final
 
 from inbox_core.errors import LogOwned
-from inbox_core.shell.stores.base import LogUnavailable
+from inbox_core.shell.stores.errors import LogUnavailable
 
 __all__ = ["OwnerFile", "drop_lock", "held_elsewhere", "take_lock"]
 
@@ -149,11 +149,13 @@ def take_lock(db_path: str, agent_id: str, token: object) -> OwnerFile:
 
 def held_elsewhere(db_path: str, agent_ids: list[str]) -> set[str]:
     """Of ``agent_ids``, those owned now by another process or by another object of this one
-    (a lock test: nothing is taken). A worker's placement asks this first, so it tries only
-    agents nobody holds (R37)."""
+    (a lock test: nothing is taken, nothing created: with no lock file nobody owns any).
+    A worker's placement asks this first, so it tries only agents nobody holds (R37)."""
     lock_path = os.path.realpath(db_path) + "-owners"
     with _OWNER_LOCK:
         owner_file = _OWNER_FILES.get(lock_path)
+        if owner_file is None and not os.path.exists(lock_path):
+            return set()  # no owner ever locked in this file's lock file (R36 v4: create none)
         if owner_file is None or not owner_file.intact():
             try:
                 owner_file = OwnerFile(lock_path)

@@ -2,7 +2,7 @@
 
 Shared by ``SqliteLog`` (the owner consumes posts inside its append
 transaction) and ``SqliteStore`` (any process posts and reads outcomes). The
-layout comes from ``inbox_core.shell.stores.posts``.
+layout comes from ``inbox_core.shell.stores.posts``, the DDL from ``sqlite.schema``.
 
 Rows are written by any producer (R35 v4): a cell may hold a BLOB where text
 belongs, or text that is not valid UTF-8, which ``sqlite3`` refuses to hand
@@ -19,20 +19,22 @@ from typing import Final
 
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, LogFenced
-from inbox_core.shell.stores.base import LogUnavailable
+from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.posts import (
-    SQLITE_DDL,
-    SQLITE_INSERT,
     SQLITE_NOW,
-    SQLITE_OBJECTS,
-    SQLITE_POSTS,
     Consumed,
     PendingPost,
     PostOutcome,
     Unreadable,
     outcome_from_row,
 )
-from inbox_core.shell.stores.sqlite.schema import check_table
+from inbox_core.shell.stores.sqlite.schema import (
+    SQLITE_DDL,
+    SQLITE_INSERT,
+    SQLITE_OBJECTS,
+    SQLITE_POSTS,
+    check_table,
+)
 
 __all__ = [
     "agent_text",

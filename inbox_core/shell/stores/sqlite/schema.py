@@ -39,12 +39,17 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Final, Literal
 
+from inbox_core import limits
 from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.shell.stores.connections import PerThread
-from inbox_core.shell.stores.base import CorruptLog, IncompatibleLog, LogUnavailable
-from inbox_core.shell.stores.posts import SQLITE_DDL, SQLITE_POSTS
+from inbox_core.shell.stores.errors import CorruptLog, IncompatibleLog, LogUnavailable
+from inbox_core.shell.stores.posts import create_table
 
 __all__ = [
+    "SQLITE_DDL",
+    "SQLITE_INSERT",
+    "SQLITE_OBJECTS",
+    "SQLITE_POSTS",
     "AGENTS_DDL",
     "FILE_KINDS",
     "MAX_TIMEOUT",
@@ -62,6 +67,37 @@ __all__ = [
     "timeout_seconds",
     "typed_error",
 ]
+
+# ------------------------------------------------------------------ the posts table (R35)
+
+SQLITE_POSTS: Final = "posts"
+_SQLITE_ID_TRIGGERS: Final = {
+    f"{SQLITE_POSTS}_post_id_insert": "INSERT",
+    f"{SQLITE_POSTS}_post_id_update": "UPDATE OF post_id",
+}
+SQLITE_DDL: Final = (
+    create_table(SQLITE_POSTS, "sqlite", "IF NOT EXISTS "),
+    f"CREATE INDEX IF NOT EXISTS posts_pending ON {SQLITE_POSTS} (agent_id, post_id) "
+    "WHERE outcome IS NULL",
+    *(
+        f"CREATE TRIGGER IF NOT EXISTS {name} AFTER {event} ON {SQLITE_POSTS} "
+        f"WHEN NEW.post_id NOT BETWEEN 1 AND {limits.MAX_SAFE_INTEGER} "
+        f"BEGIN SELECT RAISE(ABORT, 'post_id must lie in [1, {limits.MAX_SAFE_INTEGER}]'); END"
+        for name, event in _SQLITE_ID_TRIGGERS.items()
+    ),
+)
+"""The table, its index of pending posts, and triggers that refuse a ``post_id`` no
+``Receipt`` can hold (a producer's explicit id past ``MAX_SAFE_INTEGER`` would push every
+later id, of every agent, past it). Each statement creates only what is missing: an older
+file gets the triggers when a ``SqliteStore`` opens it."""
+SQLITE_OBJECTS: Final = (SQLITE_POSTS, "posts_pending", *_SQLITE_ID_TRIGGERS)
+"""The names of what ``SQLITE_DDL`` creates."""
+
+
+SQLITE_INSERT: Final = (
+    f"INSERT INTO {SQLITE_POSTS} (agent_id, command, key) VALUES (?, ?, ?) "
+    "ON CONFLICT (agent_id, key) DO NOTHING RETURNING post_id"
+)
 
 SCHEMA_VERSION: Final = 2
 SQLITE_HEADER: Final = b"SQLite format 3\x00"

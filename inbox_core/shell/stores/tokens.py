@@ -30,9 +30,8 @@ from inbox_core import limits
 from inbox_core.errors import InboxCoreError, InvalidInput, shown
 
 __all__ = [
-    "PG_TOKENS",
+    "TOKEN_COLUMNS",
     "SCOPES",
-    "SQLITE_TOKENS",
     "TokenDialect",
     "TokenExists",
     "TokenInfo",
@@ -137,38 +136,8 @@ class TokenDialect:
     delete: str
 
 
-_COLUMNS: Final = "name, scopes, pattern, created"
-
-SQLITE_TOKENS: Final = TokenDialect(
-    ddl="""CREATE TABLE IF NOT EXISTS tokens (
-    name    TEXT PRIMARY KEY,
-    hash    TEXT NOT NULL UNIQUE,
-    scopes  TEXT NOT NULL,
-    pattern TEXT NOT NULL,
-    created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
-)""",
-    exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'tokens'",
-    insert="INSERT INTO tokens (name, hash, scopes, pattern) VALUES (?, ?, ?, ?) "
-    "ON CONFLICT (name) DO NOTHING RETURNING name",
-    select_all=f"SELECT {_COLUMNS} FROM tokens ORDER BY name",
-    select_hash=f"SELECT {_COLUMNS} FROM tokens WHERE hash = ?",
-    delete="DELETE FROM tokens WHERE name = ?",
-)
-PG_TOKENS: Final = TokenDialect(
-    ddl="""CREATE TABLE IF NOT EXISTS inbox_core_tokens (
-    name    text PRIMARY KEY,
-    hash    text NOT NULL UNIQUE,
-    scopes  text NOT NULL,
-    pattern text NOT NULL,
-    created timestamptz NOT NULL DEFAULT clock_timestamp()
-)""",
-    exists="SELECT 1 WHERE to_regclass('inbox_core_tokens') IS NOT NULL",
-    insert="INSERT INTO inbox_core_tokens (name, hash, scopes, pattern) "
-    "VALUES (%s, %s, %s, %s) ON CONFLICT (name) DO NOTHING RETURNING name",
-    select_all=f"SELECT {_COLUMNS} FROM inbox_core_tokens ORDER BY name",
-    select_hash=f"SELECT {_COLUMNS} FROM inbox_core_tokens WHERE hash = %s",
-    delete="DELETE FROM inbox_core_tokens WHERE name = %s",
-)
+TOKEN_COLUMNS: Final = "name, scopes, pattern, created"
+"""The columns a token row is read by (``_info``), in both dialects."""
 
 
 def _info(row: tuple[Any, ...]) -> TokenInfo:

@@ -2,25 +2,23 @@
 agents it holds, with their work and pending posts, and a post's command.
 
 Reads only, each on the store's own connection (the store hands its ``_connection``
-context manager in), in either dialect. An agent of a store is any id with an event, a
-row of the owners' table (R37's ``work`` flag) or a post; the list is in the database's
-order of text (SQLite: code points; PostgreSQL: the database's collation), paged by
-``after``: each source is read from ``after`` on by a loose index scan (one index probe
-per agent, however long its log), and the first ``limit`` ids of their union are exactly
-the next page.
+context manager in); each dialect's statements (a ``Directory``) live in its store's
+folder (``sqlite/frontdoor.py``, ``postgres/frontdoor.py``). An agent of a store is any
+id with an event, a row of the owners' table (R37's ``work`` flag) or a post; the list is
+in the database's order of text (SQLite: code points; PostgreSQL: the database's
+collation), paged by ``after``: each source is read from ``after`` on by a loose index
+scan (one index probe per agent, however long its log), and the first ``limit`` ids of
+their union are exactly the next page.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
 
-from inbox_core.shell.stores.posts import PG_POSTS, SQLITE_POSTS
-
-__all__ = ["PG_DIRECTORY", "SQLITE_DIRECTORY", "AgentSummary", "Directory"]
+__all__ = ["AgentSummary", "Directory", "directory_page"]
 
 CHUNK: Final = 256
 """Ids read per statement while a filter drops some (the rest of a page is read again)."""
@@ -96,30 +94,10 @@ class Directory:
         return (False, None) if row is None else (True, row[0])
 
 
-def _page(tables: Sequence[str], param: str, limit: str) -> str:
+def directory_page(tables: Sequence[str], param: str, limit: str) -> str:
+    """The statement of the next page of agent ids after ``param``, from the ``agent_id``s
+    of ``tables`` (each by a loose index scan), in a dialect's parameter style."""
     parts = " UNION ".join(
         f"SELECT * FROM ({_loose(table, param)} LIMIT {limit}) AS {table}_ids" for table in tables
     )
     return f"SELECT id FROM ({parts}) AS found ORDER BY id LIMIT {limit}"
-
-
-SQLITE_DIRECTORY: Final = Directory(
-    page=_page(("events", "agents", SQLITE_POSTS), ":after", ":n"),
-    pending_one=f"SELECT count(*) FROM {SQLITE_POSTS} WHERE agent_id = :agent AND outcome IS NULL",
-    pending_many=f"SELECT agent_id, count(*) FROM {SQLITE_POSTS} WHERE outcome IS NULL "
-    "AND agent_id IN (SELECT value FROM json_each(:ids)) GROUP BY agent_id",
-    work_many="SELECT agent_id FROM agents WHERE work = 1 "
-    "AND agent_id IN (SELECT value FROM json_each(:ids))",
-    command=f"SELECT command FROM {SQLITE_POSTS} WHERE post_id = :post AND agent_id = :agent",
-    ids=lambda ids: json.dumps(ids, ensure_ascii=False),
-)
-PG_DIRECTORY: Final = Directory(
-    page=_page(("inbox_core_events", "inbox_core_owners", PG_POSTS), "%(after)s", "%(n)s"),
-    pending_one=f"SELECT count(*) FROM {PG_POSTS} WHERE agent_id = %(agent)s AND outcome IS NULL",
-    pending_many=f"SELECT agent_id, count(*) FROM {PG_POSTS} WHERE outcome IS NULL "
-    "AND agent_id = ANY(%(ids)s) GROUP BY agent_id",
-    work_many="SELECT agent_id FROM inbox_core_owners WHERE work IS NOT FALSE "
-    "AND agent_id = ANY(%(ids)s)",
-    command=f"SELECT command FROM {PG_POSTS} WHERE post_id = %(post)s AND agent_id = %(agent)s",
-    ids=list,
-)
