@@ -24,6 +24,7 @@ PURE_CORE = [
     "state",
     "reducer",
     "replay",
+    "checkpoint",
     "history",
     "wire",
     "codec",
