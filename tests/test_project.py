@@ -25,6 +25,7 @@ PURE_CORE = [
     "state",
     "reducer",
     "replay",
+    "checkpoint",
     "history",
     "wire",
     "codec",

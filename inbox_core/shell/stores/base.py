@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Protocol
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
 
 from inbox_core.events import DurableEvent
 
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from inbox_core.shell.stores.tokens import TokenTable
     from inbox_core.shell.stores.wakes import Wake
 
-__all__ = ["MAX_LEASE_SECONDS", "EventLog", "Store"]
+__all__ = ["MAX_LEASE_SECONDS", "ClosesOnExit", "EventLog", "Store"]
 
 MAX_LEASE_SECONDS: Final = 86_400.0
 """The longest lease a store holds (a day: a longer lease would leave a dead worker's agents
@@ -152,3 +152,28 @@ class Store(Protocol):
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None: ...
+
+
+class _Closable(Protocol):
+    def close(self) -> None: ...
+
+
+_Self = TypeVar("_Self")
+
+
+class ClosesOnExit:
+    """``with log:`` / ``with store:`` closes it at the end: the one context manager of every
+    store object (its ``close`` is its own, idempotent)."""
+
+    __slots__ = ()
+
+    def __enter__(self: _Self) -> _Self:
+        return self
+
+    def __exit__(
+        self: _Closable,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

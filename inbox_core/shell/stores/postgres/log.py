@@ -45,12 +45,12 @@ import uuid
 import weakref
 from collections.abc import Hashable, Iterator, Sequence
 from contextlib import contextmanager
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core import limits
 from inbox_core.errors import InboxCoreError, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
+from inbox_core.shell.stores.base import ClosesOnExit
 from inbox_core.shell.stores.errors import LogUnavailable, fenced
 from inbox_core.shell.stores.postgres import posts as pg_posts
 from inbox_core.shell.stores.postgres import schema as sql
@@ -89,7 +89,7 @@ class _PostsTaken(Exception):
     """A group write found a post consumed by someone else: roll the group back."""
 
 
-class PostgresLog:
+class PostgresLog(ClosesOnExit):
     """Agent ``agent_id``'s durable log in a PostgreSQL database (psycopg 3).
 
     ``conninfo`` is a libpq connection string: the log uses this process's
@@ -442,17 +442,6 @@ class PostgresLog:
             if self._pool is not None:
                 self._pool = None
                 self._give_back()
-
-    def __enter__(self) -> PostgresLog:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = (

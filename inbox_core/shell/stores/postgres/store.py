@@ -13,12 +13,12 @@ from __future__ import annotations
 import contextlib
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core import limits
 from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent
+from inbox_core.shell.stores.base import ClosesOnExit
 from inbox_core.shell.stores.directory import AgentSummary
 from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.postgres import posts as pg_posts
@@ -75,7 +75,7 @@ _EVENTS: Final = (
 )
 
 
-class PostgresStore:
+class PostgresStore(ClosesOnExit):
     """The agents of one PostgreSQL database (``PostgresLog``'s tables): posts, outcomes, watch.
 
     ``conninfo`` is a libpq connection string; the store opens (and, after a
@@ -279,17 +279,6 @@ class PostgresStore:
             conn, self._conn = self._conn, None
         if conn is not None:
             conn.close()
-
-    def __enter__(self) -> PostgresStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return "PostgresStore(<conninfo>)"

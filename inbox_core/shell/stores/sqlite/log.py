@@ -16,12 +16,12 @@ import sqlite3
 import weakref
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from pathlib import Path
-from types import TracebackType
 from typing import Any, Final, TypeVar
 
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
+from inbox_core.shell.stores.base import ClosesOnExit
 from inbox_core.shell.stores.errors import LogUnavailable, fenced
 from inbox_core.shell.stores.posts import Consumed, PendingPost
 from inbox_core.shell.stores.rows import decode_rows, encode_event, iter_rows
@@ -67,7 +67,7 @@ _SET_WORK: Final = (
 )
 
 
-class SqliteLog:
+class SqliteLog(ClosesOnExit):
     """Many agents' durable logs in one SQLite database (stdlib ``sqlite3``, WAL journal).
 
     This object is agent ``agent_id``'s log. ``event`` is the compact
@@ -371,17 +371,6 @@ class SqliteLog:
         if self._pool is not None:
             self._pool = None
             self._give_back()
-
-    def __enter__(self) -> SqliteLog:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._pool is None else "owned" if self.owned else "open"

@@ -16,11 +16,11 @@ import sqlite3
 import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 from inbox_core import limits
 from inbox_core.events import DurableEvent
+from inbox_core.shell.stores.base import ClosesOnExit
 from inbox_core.shell.stores.directory import AgentSummary
 from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.posts import (
@@ -68,7 +68,7 @@ def _text(stored: Any) -> str:
         return ""
 
 
-class SqliteStore:
+class SqliteStore(ClosesOnExit):
     """The agents of one SQLite database file (``SqliteLog``'s file): posts, outcomes, watch.
 
     ``log(agent_id)`` is ``SqliteLog(path, agent_id=agent_id)``. Building a store
@@ -268,17 +268,6 @@ class SqliteStore:
         if conn is not None:
             conn.close()
         self._give_back()
-
-    def __enter__(self) -> SqliteStore:
-        return self
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         return f"SqliteStore({self._path!r})"
