@@ -85,8 +85,10 @@ def _run_vectors(session: _Session, path: Path, report: _Report) -> int:
     report.summary["vectors"] = {"passed": passed, "skipped": skipped, "failed": failed}
     for file in vector_files(path):
         broke: PortFailure | None = None
+        name = file.stem
         try:
             outcome = run_vector(session.port, read_vector(file))
+            name = outcome.name
         except PortFailure as failure:
             described, broke = f"the port broke the protocol: {failure}", failure
         except (OSError, ValueError, InboxCoreError, VectorFormatError) as error:
@@ -98,8 +100,8 @@ def _run_vectors(session: _Session, path: Path, report: _Report) -> int:
                 continue
             described = outcome.divergence.describe() if outcome.divergence else outcome.problem
         described = "\n".join(lines(described))  # each line clipped
-        failed.append({"file": str(file), "divergence": described})
-        report.say(clip(f"FAIL  vector {printable(file.stem)} ({printable(file.name)})"))
+        failed.append({"vector": name, "file": str(file), "divergence": described})
+        report.say(clip(f"FAIL  vector {printable(name)} ({printable(file.name)})"))
         for line in described.split("\n"):
             report.say(f"      {line}")
         if broke is not None:
