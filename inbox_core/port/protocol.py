@@ -120,7 +120,7 @@ def check_response(op: str, document: object, parts: tuple[str, ...] = PARTS) ->
             part in PARTS for part in document["parts"]
         ):
             raise ProtocolError(f'response to "hello": "parts" is a list drawn from {PARTS}')
-        if not isinstance(document["name"], str) or not isinstance(document["protocol"], int):
+        if not isinstance(document["name"], str) or type(document["protocol"]) is not int:
             raise ProtocolError('response to "hello": "name" is a string, "protocol" an integer')
     if op == "apply" and not (
         isinstance(document["durable"], list) and isinstance(document["notifications"], list)

@@ -22,7 +22,7 @@ import pytest
 
 from inbox_core import limits
 from inbox_core.port.client import STDERR_TAIL, PortFailure, PortProcess
-from inbox_core.port.protocol import ProtocolError, decode
+from inbox_core.port.protocol import ProtocolError, check_response, decode
 from inbox_core.port.server import ReferencePort, serve
 from tests.ports.hostile_port import FLOOD
 
@@ -52,6 +52,9 @@ def test_issue28_26_hello_takes_an_integer_protocol_only(protocol: object) -> No
     assert answer["error"] == "ProtocolError"
     assert ReferencePort().handle({"op": "hello", "protocol": 1})["ok"] is True
     assert ReferencePort().handle({"op": "hello", "protocol": 2})["error"] == "ProtocolError"
+    answer = {"ok": True, "protocol": protocol, "name": "p", "parts": ["inbox"]}
+    with pytest.raises(ProtocolError):  # nor does the kit take one from a port
+        check_response("hello", answer)
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
