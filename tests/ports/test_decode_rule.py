@@ -168,7 +168,7 @@ def test_d37_a_changed_document_validates_exactly_when_it_decodes_without_decode
 
 
 @pytest.mark.slow
-@settings(max_examples=5000, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=3000, deadline=None, suppress_health_check=list(HealthCheck))
 @given(changed())
 def test_d37_many_changed_documents_agree(case: tuple[str, Any]) -> None:
     _agree(case)
