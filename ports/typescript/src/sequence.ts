@@ -1,0 +1,392 @@
+/**
+ * A persistent, chunked sequence of entries addressed by order keys.
+ *
+ * `KeyedSeq` is the storage of one pending list (`Inbox` holds two): entries in chunks of
+ * at most `CHUNK`, each entry paired with an *order key*. Keys are arrays of integers that
+ * increase along the list; `keysBetween` always finds fresh keys between two neighbours,
+ * so an insertion never renumbers anything, and an entry is found again from its key by
+ * two binary searches. Every edit returns a new sequence sharing all untouched chunks with
+ * the old one; appending at the end and removing from the head (sends and claims, the
+ * common edits) touch only the end chunk, so their cost does not grow with the depth.
+ *
+ * It knows nothing of the inbox's rules (ids, claims, normalization); it only counts the
+ * waking entries, which the inbox asks for at every boundary.
+ */
+
+import type { Entry } from "./values.js";
+
+export type Key = readonly number[];
+type Chunk = readonly Entry[];
+type KeyChunk = readonly Key[];
+
+export const CHUNK = 128;
+/** The spacing of fresh keys; a component never leaves ±`KEY_LIMIT` (exact in a double):
+ * past it, or past `MAX_KEY_LENGTH` components, the list is re-keyed (rare). */
+export const KEY_GAP = 2 ** 20;
+export const KEY_LIMIT = 2 ** 50;
+export const MAX_KEY_LENGTH = 4;
+
+/** Lexicographic order of keys. */
+export function compareKeys(a: Key, b: Key): number {
+  const length = Math.min(a.length, b.length);
+  for (let i = 0; i < length; i++) {
+    const difference = a[i]! - b[i]!;
+    if (difference !== 0) return difference;
+  }
+  return a.length - b.length;
+}
+
+/** Whether the list must be re-keyed before `key` is used: too long, or too far out. */
+export function tooFar(key: Key): boolean {
+  return key.length > MAX_KEY_LENGTH || Math.abs(key[0]!) > KEY_LIMIT;
+}
+
+/** `count` strictly increasing keys, all strictly between `low` and `high` (`null`:
+ * unbounded on that side), spaced `KEY_GAP` apart where there is room and at most one
+ * component longer than `low` or `high`. */
+export function keysBetween(low: Key | null, high: Key | null, count: number): Key[] {
+  const keys: Key[] = [];
+  if (low === null) {
+    for (let i = 0; i < count; i++) keys.push(high === null ? [KEY_GAP * i] : [high[0]! - KEY_GAP * (count - i)]);
+    return keys;
+  }
+  if (high === null) {
+    for (let i = 0; i < count; i++) keys.push([low[0]! + KEY_GAP * (i + 1)]);
+    return keys;
+  }
+  let depth = 0;
+  while (depth < low.length && low[depth] === high[depth]) depth++;
+  const prefix = low.slice(0, depth);
+  if (depth === low.length) {
+    // high extends low: below high's next component
+    const top = high[depth]!;
+    for (let i = 0; i < count; i++) keys.push([...prefix, top - KEY_GAP * (count - i)]);
+    return keys;
+  }
+  const room = high[depth]! - low[depth]!;
+  if (room > count) {
+    // room in the first differing component: stay as short as low
+    const step = Math.floor(room / (count + 1));
+    for (let i = 0; i < count; i++) keys.push([...prefix, low[depth]! + step * (i + 1)]);
+    return keys;
+  }
+  if (depth + 1 < low.length) {
+    // above low's next component, under high's prefix
+    const after = low[depth + 1]!;
+    for (let i = 0; i < count; i++) keys.push([...low.slice(0, depth + 1), after + KEY_GAP * (i + 1)]);
+    return keys;
+  }
+  for (let i = 0; i < count; i++) keys.push([...low, KEY_GAP * i]);
+  return keys;
+}
+
+/** Cut a run into near-equal chunks of at most `CHUNK`. */
+function rechunk(items: readonly Entry[], keys: readonly Key[]): [Chunk[], KeyChunk[]] {
+  if (!items.length) return [[], []];
+  const pieces = Math.ceil(items.length / CHUNK);
+  const size = Math.ceil(items.length / pieces);
+  const chunks: Chunk[] = [];
+  const keyChunks: KeyChunk[] = [];
+  for (let i = 0; i < items.length; i += size) {
+    chunks.push(items.slice(i, i + size));
+    keyChunks.push(keys.slice(i, i + size));
+  }
+  return [chunks, keyChunks];
+}
+
+function wakingOf(entries: Iterable<Entry>): number {
+  let waking = 0;
+  for (const entry of entries) if (entry.wakeup) waking++;
+  return waking;
+}
+
+/** The first index of `sorted` whose item is not below `key` (`by` reads an item's key). */
+function bisectLeft<T>(sorted: readonly T[], key: Key, by: (item: T) => Key): number {
+  let low = 0;
+  let high = sorted.length;
+  while (low < high) {
+    const middle = (low + high) >>> 1;
+    if (compareKeys(by(sorted[middle]!), key) < 0) low = middle + 1;
+    else high = middle;
+  }
+  return low;
+}
+
+type Finger = readonly [Chunk, KeyChunk];
+const NO_FINGER: Finger = [[], []];
+const lastKey = (chunk: KeyChunk): Key => chunk[chunk.length - 1]!;
+const itself = (key: Key): Key => key;
+
+/**
+ * One pending list: chunked entries sorted by order key, plus a waking count.
+ *
+ * The first and the last chunk are kept apart from the others (*fingers*), so that the
+ * common edits, appending at the end (a send) and removing from the head (a claim), copy
+ * one chunk and never the array of all chunks; `items` and `keys` put the three parts
+ * together for every other edit, whose result has no fingers until the next send or claim
+ * takes one. Other edits re-cut the chunks they touch and a short run joins its right
+ * neighbour, so only the head chunk (which only shrinks) can stay short for long.
+ */
+export class KeyedSeq {
+  private joined: readonly [readonly Chunk[], readonly KeyChunk[]] | null;
+
+  constructor(
+    private readonly body: readonly Chunk[],
+    private readonly bodyKeys: readonly KeyChunk[],
+    readonly length: number,
+    readonly waking: number,
+    private readonly head: Finger = NO_FINGER,
+    private readonly tail: Finger = NO_FINGER,
+  ) {
+    this.joined = head[0].length || tail[0].length ? null : [body, bodyKeys];
+  }
+
+  /** The chunks of entries in order (fingers included; none is empty). */
+  get items(): readonly Chunk[] {
+    return this.join()[0];
+  }
+
+  /** The order keys, chunk by chunk, parallel to `items`. */
+  get keys(): readonly KeyChunk[] {
+    return this.join()[1];
+  }
+
+  /** Fingers and body as one array of chunks, built once per sequence (a cache). */
+  private join(): readonly [readonly Chunk[], readonly KeyChunk[]] {
+    if (this.joined === null) {
+      const items: Chunk[] = [];
+      const keys: KeyChunk[] = [];
+      if (this.head[0].length) {
+        items.push(this.head[0]);
+        keys.push(this.head[1]);
+      }
+      let allItems = items.concat(this.body);
+      let allKeys = keys.concat(this.bodyKeys);
+      if (this.tail[0].length) {
+        allItems = allItems.concat([this.tail[0]]);
+        allKeys = allKeys.concat([this.tail[1]]);
+      }
+      this.joined = [allItems, allKeys];
+    }
+    return this.joined;
+  }
+
+  entries(): readonly Entry[] {
+    const items = this.join()[0];
+    if (items.length < 2) return items[0] ?? [];
+    return items.flat();
+  }
+
+  /** The same entries with fresh one-component keys (bounds key length and size). */
+  rekeyed(): KeyedSeq {
+    const [items] = this.join();
+    const keys: KeyChunk[] = [];
+    let position = 0;
+    for (const chunk of items) {
+      keys.push(chunk.map((_, i) => [KEY_GAP * (position + i)]));
+      position += chunk.length;
+    }
+    return new KeyedSeq(items, keys, this.length, this.waking);
+  }
+
+  /** Chunk, offset in chunk, and list position of the entry with `key`. */
+  locate(key: Key): [number, number, number] {
+    const [items, keys] = this.join();
+    const chunk = bisectLeft(keys, key, lastKey);
+    const offset = bisectLeft(keys[chunk]!, key, itself);
+    let position = offset;
+    for (let i = 0; i < chunk; i++) position += items[i]!.length;
+    return [chunk, offset, position];
+  }
+
+  /** Chunk and offset of list position `position` (`length` = the end). */
+  coordinates(position: number): [number, number] {
+    const items = this.join()[0];
+    if (!items.length) return [0, 0];
+    if (position < items[0]!.length) return [0, position];
+    if (position === this.length) return [items.length - 1, items[items.length - 1]!.length];
+    let end = 0;
+    for (let chunk = 0; chunk < items.length; chunk++) {
+      const next = end + items[chunk]!.length;
+      if (position < next) return [chunk, position - end];
+      end = next;
+    }
+    return [items.length - 1, items[items.length - 1]!.length];
+  }
+
+  /** Replace `count` entries from (chunk, offset) by `inserted`: the new list, the removed
+   * entries and the inserted entries' keys. */
+  splice(chunk: number, offset: number, count: number, inserted: readonly Entry[]): [KeyedSeq, readonly Entry[], Key[]] {
+    const [items, keys] = this.join();
+    const last = items.length - 1;
+    if (count === 0 && (!items.length || (chunk === last && offset === items[last]!.length))) {
+      return this.appendAll(inserted);
+    }
+    if (count && !inserted.length && !chunk && !offset) {
+      if (count === this.length) return [EMPTY_SEQ, this.entries(), []];
+      const head = items[0]!;
+      if (count <= head.length) {
+        // a head drop (a claim) leaves a short head chunk short: it only shrinks until
+        // it is gone, so re-cutting it would be wasted work
+        const gone = head.slice(0, count);
+        const restItems = count === head.length ? items.slice(1) : [head.slice(count), ...items.slice(1)];
+        const restKeys = count === head.length ? keys.slice(1) : [keys[0]!.slice(count), ...keys.slice(1)];
+        return [new KeyedSeq(restItems, restKeys, this.length - count, this.waking - wakingOf(gone)), gone, []];
+      }
+    }
+    if (count === 1 && inserted.length <= 1) return this.swapOne(chunk, offset, inserted);
+    return this.recut(chunk, offset, count, inserted);
+  }
+
+  /** Replace (a `Replace`) or remove (a `Remove`) one entry inside its chunk. A
+   * replacement takes the removed entry's key (it is still strictly between the
+   * neighbours), so the key chunks are shared. A removal that would leave its chunk under
+   * half full (with other chunks around) re-cuts instead. */
+  private swapOne(chunk: number, offset: number, inserted: readonly Entry[]): [KeyedSeq, readonly Entry[], Key[]] {
+    const [items, keys] = this.join();
+    const run = items[chunk]!;
+    const runKeys = keys[chunk]!;
+    if (!inserted.length && run.length <= CHUNK / 2 && items.length > 1) return this.recut(chunk, offset, 1, inserted);
+    const gone = run[offset]!;
+    const newItems = items.slice();
+    newItems[chunk] = [...run.slice(0, offset), ...inserted, ...run.slice(offset + 1)];
+    let newKeys: readonly KeyChunk[] = keys; // the replacement keeps the removed entry's key
+    let insertedKeys: Key[] = [runKeys[offset]!];
+    if (!inserted.length) {
+      const edited = keys.slice();
+      edited[chunk] = [...runKeys.slice(0, offset), ...runKeys.slice(offset + 1)];
+      newKeys = edited;
+      insertedKeys = []; // never empties a chunk: a lone entry is the head (see splice)
+    }
+    const waking = this.waking - (gone.wakeup ? 1 : 0) + wakingOf(inserted);
+    const length = this.length - 1 + inserted.length;
+    return [new KeyedSeq(newItems, newKeys, length, waking), [gone], insertedKeys];
+  }
+
+  /** Add one entry at the end (a send): copies the tail chunk only; returns its key. */
+  append(entry: Entry): [KeyedSeq, Key] {
+    let [head, headKeys] = this.head;
+    let body = this.body;
+    let bodyKeys = this.bodyKeys;
+    let [tail, tailKeys] = this.tail;
+    if (!tail.length) {
+      // take the last chunk as the tail (once after any other edit)
+      if (body.length) {
+        tail = body[body.length - 1]!;
+        tailKeys = bodyKeys[bodyKeys.length - 1]!;
+        body = body.slice(0, -1);
+        bodyKeys = bodyKeys.slice(0, -1);
+      } else {
+        [tail, tailKeys, head, headKeys] = [head, headKeys, [], []];
+      }
+    }
+    const key: Key = tailKeys.length ? [tailKeys[tailKeys.length - 1]![0]! + KEY_GAP] : [0];
+    if (tail.length < CHUNK) {
+      tail = [...tail, entry];
+      tailKeys = [...tailKeys, key];
+    } else {
+      // a full tail joins the body: once every CHUNK sends
+      body = [...body, tail];
+      bodyKeys = [...bodyKeys, tailKeys];
+      tail = [entry];
+      tailKeys = [key];
+    }
+    const seq = new KeyedSeq(body, bodyKeys, this.length + 1, this.waking + (entry.wakeup ? 1 : 0), [head, headKeys], [
+      tail,
+      tailKeys,
+    ]);
+    return [seq, key];
+  }
+
+  /** Remove the first `count` entries (a claim); one entry copies the head chunk only. */
+  dropHead(count: number): [KeyedSeq, readonly Entry[]] {
+    if (count !== 1) {
+      const [seq, gone] = this.splice(0, 0, count, []);
+      return [seq, gone];
+    }
+    let [head, headKeys] = this.head;
+    let body = this.body;
+    let bodyKeys = this.bodyKeys;
+    let [tail, tailKeys] = this.tail;
+    if (!head.length) {
+      // take the first chunk as the head (once per chunk)
+      if (body.length) {
+        head = body[0]!;
+        headKeys = bodyKeys[0]!;
+        body = body.slice(1);
+        bodyKeys = bodyKeys.slice(1);
+      } else {
+        [head, headKeys, tail, tailKeys] = [tail, tailKeys, [], []];
+      }
+    }
+    const first = head[0]!;
+    const seq = new KeyedSeq(
+      body,
+      bodyKeys,
+      this.length - 1,
+      this.waking - (first.wakeup ? 1 : 0),
+      [head.slice(1), headKeys.slice(1)],
+      [tail, tailKeys],
+    );
+    return [seq, [first]];
+  }
+
+  private appendAll(inserted: readonly Entry[]): [KeyedSeq, readonly Entry[], Key[]] {
+    const [items, keys] = this.join();
+    const lastChunk = keys[keys.length - 1];
+    const newKeys = keysBetween(lastChunk === undefined ? null : lastKey(lastChunk), null, inserted.length);
+    const waking = this.waking + wakingOf(inserted);
+    const length = this.length + inserted.length;
+    let seq: KeyedSeq;
+    const tailChunk = items[items.length - 1];
+    if (tailChunk !== undefined && tailChunk.length + inserted.length <= CHUNK) {
+      seq = new KeyedSeq(
+        [...items.slice(0, -1), [...tailChunk, ...inserted]],
+        [...keys.slice(0, -1), [...lastChunk!, ...newKeys]],
+        length,
+        waking,
+      );
+    } else {
+      const [newItems, newKeyChunks] = rechunk(inserted, newKeys);
+      seq = new KeyedSeq([...items, ...newItems], [...keys, ...newKeyChunks], length, waking);
+    }
+    return [seq, [], newKeys];
+  }
+
+  /** The general case: flatten the touched chunks, edit, cut again. */
+  private recut(chunk: number, offset: number, count: number, inserted: readonly Entry[]): [KeyedSeq, readonly Entry[], Key[]] {
+    const [items, keys] = this.join();
+    let last = chunk;
+    const runItems: Entry[] = [...(items[chunk] ?? [])];
+    const runKeys: Key[] = [...(keys[chunk] ?? [])];
+    while (runItems.length < offset + count) {
+      last++;
+      runItems.push(...items[last]!);
+      runKeys.push(...keys[last]!);
+    }
+    const end = offset + count;
+    const gone = runItems.slice(offset, end);
+    const low = offset ? runKeys[offset - 1]! : chunk ? lastKey(keys[chunk - 1]!) : null;
+    const high = end < runKeys.length ? runKeys[end]! : last + 1 < keys.length ? keys[last + 1]![0]! : null;
+    const newKeys = keysBetween(low, high, inserted.length);
+    let editedItems = runItems.slice(0, offset).concat(inserted, runItems.slice(end));
+    let editedKeys = runKeys.slice(0, offset).concat(newKeys, runKeys.slice(end));
+    if (editedItems.length < CHUNK / 2 && last + 1 < items.length) {
+      // a small run joins its right neighbour so chunks do not fragment
+      last++;
+      editedItems = editedItems.concat(items[last]!);
+      editedKeys = editedKeys.concat(keys[last]!);
+    }
+    const [newItems, newKeyChunks] = rechunk(editedItems, editedKeys);
+    const waking = this.waking - wakingOf(gone) + wakingOf(inserted);
+    const seq = new KeyedSeq(
+      [...items.slice(0, chunk), ...newItems, ...items.slice(last + 1)],
+      [...keys.slice(0, chunk), ...newKeyChunks, ...keys.slice(last + 1)],
+      this.length - gone.length + inserted.length,
+      waking,
+    );
+    return [seq, gone, newKeys];
+  }
+}
+
+export const EMPTY_SEQ = new KeyedSeq([], [], 0, 0);
