@@ -50,9 +50,6 @@ function recordsOf(value: readonly HostRecord[] | undefined): readonly HostRecor
  * otherwise (R34): start a turn only when nothing runs. */
 export class ExpectIdle {
   readonly kind = "idle" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** Holds while turn `turn` is live: opened, not ended, not aborted; a guarded command
@@ -62,7 +59,6 @@ export class ExpectTurn {
   readonly turn: number;
   constructor(turn: number) {
     this.turn = count(turn, "turn");
-    Object.freeze(this);
   }
 }
 
@@ -87,7 +83,6 @@ export class Send {
     if (!isInput(input)) throw new InvalidInput(`input must be a NextTurnInput, SteerInput or InjectInput, got ${shown(input)}`);
     this.input = input;
     this.expect = expectation(expect);
-    Object.freeze(this);
   }
 }
 
@@ -134,16 +129,12 @@ export class Splice {
     this.target = oneOf(TARGETS, target, "target", InvalidSplice);
     this.start = limits.integer(start, "start", null, InvalidSplice);
     this.deleteCount = limits.integer(deleteCount, "delete_count", null, InvalidSplice);
-    Object.freeze(this);
   }
 }
 
 /** Cancel every pending entry, next-step first, then next-turn (R7). */
 export class Clear {
   readonly type = "clear" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** Swap a pending entry's primary message in place, keeping contexts and wakeup (R7). */
@@ -155,7 +146,6 @@ export class Replace {
     this.messageId = identifier(messageId, "message_id");
     if (!(message instanceof UserMessage)) throw new InvalidInput(`message must be a UserMessage, got ${shown(message)}`);
     this.message = message;
-    Object.freeze(this);
   }
 }
 
@@ -165,7 +155,6 @@ export class Remove {
   readonly messageId: MessageId;
   constructor(messageId: MessageId) {
     this.messageId = identifier(messageId, "message_id");
-    Object.freeze(this);
   }
 }
 
@@ -179,7 +168,6 @@ export class Move {
     this.messageId = identifier(messageId, "message_id");
     this.target = oneOf(TARGETS, target, "target");
     this.expect = expectation(expect);
-    Object.freeze(this);
   }
 }
 
@@ -197,7 +185,6 @@ export class Cancel {
     this.cause = cause;
     this.keepInbox = strictBool(keepInbox, "keep_inbox");
     this.expect = expectation(expect);
-    Object.freeze(this);
   }
 }
 
@@ -206,25 +193,16 @@ const USER_CAUSE = new UserCause();
 /** Clear, abort with `DisposedCause` and refuse further commands (R25). */
 export class Dispose {
   readonly type = "dispose" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** Close a turn a crash left open and restore its unanswered claim (R27). */
 export class Resume {
   readonly type = "resume" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** Start a between-turn job; accepted only while idle (R31). */
 export class BeginMaintenance {
   readonly type = "begin-maintenance" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 // ------------------------------------------------------------------------ decisions
@@ -236,16 +214,12 @@ export class Enter {
   constructor(messages: readonly UserMessage[]) {
     this.messages = arrayOf(UserMessage, messages, "an entering UserMessage");
     if (this.messages.length > 1) limits.valueSize(messagesSize(this.messages), "an Enter's messages");
-    Object.freeze(this);
   }
 }
 
 /** Refuse the proposed step; the turn ends `blocked` (R16). */
 export class Reject {
   readonly kind = "reject" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 export type Decision = Enter | Reject;
@@ -255,25 +229,16 @@ export type Decision = Enter | Reject;
 /** The step's tool results need another step. */
 export class Continue {
   readonly kind = "continue" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** The step finished and does not ask for another. */
 export class Completed {
   readonly kind = "completed" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** The step stopped at the token limit; the turn ends `max-tokens` (sticky). */
 export class MaxTokens {
   readonly kind = "max-tokens" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** The step failed; the turn ends `error`. */
@@ -284,7 +249,6 @@ export class Failed {
   constructor(failure: string, code: string) {
     this.message = text(failure, "message");
     this.code = text(code, "code");
-    Object.freeze(this);
   }
 }
 
@@ -307,7 +271,6 @@ export class PreStepDecided {
       throw new InvalidInput(`decision must be Enter or Reject, got ${shown(decision)}`);
     }
     this.decision = decision;
-    Object.freeze(this);
   }
 }
 
@@ -325,7 +288,6 @@ export class PreStepFailed {
     this.step = count(step, "step");
     this.message = text(failure, "message");
     this.code = text(code, "code");
-    Object.freeze(this);
   }
 }
 
@@ -344,7 +306,6 @@ export class StepFinished {
       throw new InvalidInput(`outcome must be a step outcome, got ${shown(outcome)}`);
     }
     this.outcome = outcome;
-    Object.freeze(this);
   }
 }
 
@@ -356,7 +317,6 @@ export class TurnStoppingDone {
   constructor(turn: number, records?: readonly HostRecord[]) {
     this.records = recordsOf(records);
     this.turn = count(turn, "turn");
-    Object.freeze(this);
   }
 }
 
@@ -366,7 +326,6 @@ export class EndMaintenance {
   readonly records: readonly HostRecord[];
   constructor(records?: readonly HostRecord[]) {
     this.records = recordsOf(records);
-    Object.freeze(this);
   }
 }
 

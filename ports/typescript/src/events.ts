@@ -11,6 +11,7 @@
 import { InvalidInput, shown } from "./errors.js";
 import { type JsonValue, freezeJson, jsonSize } from "./json.js";
 import * as limits from "./limits.js";
+import { TRUSTED, type Trusted } from "./trusted.js";
 import {
   type Cause,
   Entry,
@@ -47,25 +48,16 @@ function cause(value: unknown): Cause {
 
 export class CompletedReason {
   readonly kind = "completed" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** The pre-step decision rejected the step. */
 export class BlockedReason {
   readonly kind = "blocked" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** Some step of the turn hit the token limit (sticky over later completed steps). */
 export class MaxTokensReason {
   readonly kind = "max-tokens" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** A step or the pre-step decision failed. */
@@ -76,7 +68,6 @@ export class ErrorReason {
   constructor(failure: string, code: string) {
     this.message = text(failure, "message");
     this.code = text(code, "code");
-    Object.freeze(this);
   }
 }
 
@@ -86,16 +77,12 @@ export class AbortedReason {
   readonly cause: Cause;
   constructor(first: Cause) {
     this.cause = cause(first);
-    Object.freeze(this);
   }
 }
 
 /** A crash left the turn open; written only by `Resume` (R27). */
 export class InterruptedReason {
   readonly kind = "interrupted" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 export type TurnEndReason =
@@ -127,13 +114,27 @@ export class InboxSpliced {
   readonly removedCount: number;
   readonly inserted: readonly Entry[];
   readonly outcome: Outcome | null;
-  constructor(target: Target, start: number, removedCount: number, inserted: readonly Entry[], outcome: Outcome | null = null) {
+  constructor(
+    target: Target,
+    start: number,
+    removedCount: number,
+    inserted: readonly Entry[],
+    outcome: Outcome | null = null,
+    trusted?: Trusted,
+  ) {
+    if (trusted === TRUSTED) {
+      this.target = target;
+      this.start = start;
+      this.removedCount = removedCount;
+      this.inserted = inserted;
+      this.outcome = outcome;
+      return;
+    }
     this.inserted = arrayOf(Entry, inserted, "an Entry");
     this.target = oneOf(TARGETS, target, "target");
     this.start = limits.integer(start, "start", 0);
     this.removedCount = limits.integer(removedCount, "removed_count", 0);
     this.outcome = outcome === null ? null : oneOf(OUTCOMES, outcome, "outcome");
-    Object.freeze(this);
   }
 }
 
@@ -142,7 +143,6 @@ export class TurnStarted {
   readonly turn: number;
   constructor(turn: number) {
     this.turn = count(turn, "turn");
-    Object.freeze(this);
   }
 }
 
@@ -153,7 +153,6 @@ export class StepStarted {
   constructor(turn: number, step: number) {
     this.turn = count(turn, "turn");
     this.step = count(step, "step");
-    Object.freeze(this);
   }
 }
 
@@ -163,7 +162,6 @@ export class MessageAdmitted {
   readonly message: UserMessage;
   constructor(admitted: UserMessage) {
     this.message = message(admitted);
-    Object.freeze(this);
   }
 }
 
@@ -174,7 +172,6 @@ export class StepEnded {
   constructor(turn: number, step: number) {
     this.turn = count(turn, "turn");
     this.step = count(step, "step");
-    Object.freeze(this);
   }
 }
 
@@ -186,7 +183,6 @@ export class TurnEnded {
     this.turn = count(turn, "turn");
     if (!isReason(reason)) throw new InvalidInput(`reason must be a turn-end reason, got ${shown(reason)}`);
     this.reason = reason;
-    Object.freeze(this);
   }
 }
 
@@ -198,7 +194,6 @@ export class TurnAborted {
   constructor(turn: number, first: Cause) {
     this.turn = count(turn, "turn");
     this.cause = cause(first);
-    Object.freeze(this);
   }
 }
 
@@ -272,7 +267,6 @@ export class InboxInserted {
   readonly message: UserMessage;
   constructor(inserted: UserMessage) {
     this.message = message(inserted);
-    Object.freeze(this);
   }
 }
 
@@ -281,7 +275,6 @@ export class InboxDiscarded {
   readonly message: UserMessage;
   constructor(discarded: UserMessage) {
     this.message = message(discarded);
-    Object.freeze(this);
   }
 }
 
@@ -292,7 +285,6 @@ export class InboxClaimed {
   constructor(claimed: UserMessage, turn: number) {
     this.message = message(claimed);
     this.turn = count(turn, "turn");
-    Object.freeze(this);
   }
 }
 
@@ -303,7 +295,6 @@ export class InboxMoved {
   constructor(moved: UserMessage, target: Target) {
     this.message = message(moved);
     this.target = oneOf(TARGETS, target, "target");
-    Object.freeze(this);
   }
 }
 
@@ -312,7 +303,6 @@ export class StatusChanged {
   readonly status: Status;
   constructor(status: Status) {
     this.status = oneOf(STATUSES, status, "status");
-    Object.freeze(this);
   }
 }
 
@@ -321,16 +311,12 @@ export class CancelRequested {
   readonly cause: Cause;
   constructor(requested: Cause) {
     this.cause = cause(requested);
-    Object.freeze(this);
   }
 }
 
 /** The agent converged after `Dispose`: no turn open, nothing pending (R25). */
 export class Disposed {
   readonly type = "agent/disposed" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** A host hook failed (R33): `step` is null for a pre-step failure (D30). */
@@ -345,7 +331,6 @@ export class AgentError {
     this.step = step === null ? null : count(step, "step");
     this.message = text(failure, "message");
     this.code = text(code, "code");
-    Object.freeze(this);
   }
 }
 

@@ -83,11 +83,16 @@ function merge<V>(a: Leaf<V> | Collision<V>, b: Leaf<V>, shift: number): Branch<
   return new Branch(bitA | bitB, (bitA >>> 0) < (bitB >>> 0) ? [a, b] : [b, a]);
 }
 
+/** What the last update did to the size (one update runs at a time: no allocation). */
 interface Change {
   size: number;
+  /** `add`: an existing key stops the update (the map is returned unchanged). */
+  onlyNew: boolean;
+  found: boolean;
 }
+const change: Change = { size: 0, onlyNew: false, found: false };
 
-function set<V>(node: Branch<V>, leaf: Leaf<V>, shift: number, change: Change): Branch<V> {
+function set<V>(node: Branch<V>, leaf: Leaf<V>, shift: number): Branch<V> {
   const bit = bitOf(leaf.hash, shift);
   const at = popcount(node.bitmap & (bit - 1));
   if (!(node.bitmap & bit)) {
@@ -97,10 +102,11 @@ function set<V>(node: Branch<V>, leaf: Leaf<V>, shift: number, change: Change): 
   const child = node.children[at]!;
   let next: Node<V>;
   if (child instanceof Branch) {
-    next = set(child, leaf, shift + BITS, change);
+    next = set(child, leaf, shift + BITS);
   } else if (child instanceof Leaf) {
     if (child.key === leaf.key) {
-      if (child.value === leaf.value) return node;
+      change.found = true;
+      if (change.onlyNew || child.value === leaf.value) return node;
       next = leaf;
     } else {
       change.size = 1;
@@ -108,7 +114,12 @@ function set<V>(node: Branch<V>, leaf: Leaf<V>, shift: number, change: Change): 
     }
   } else if (child.hash === leaf.hash) {
     const index = child.leaves.findIndex((other) => other.key === leaf.key);
-    if (index < 0) change.size = 1;
+    if (index >= 0) {
+      change.found = true;
+      if (change.onlyNew) return node;
+    } else {
+      change.size = 1;
+    }
     next = new Collision(child.hash, index < 0 ? [...child.leaves, leaf] : replaced(child.leaves, index, leaf));
   } else {
     change.size = 1;
@@ -119,14 +130,14 @@ function set<V>(node: Branch<V>, leaf: Leaf<V>, shift: number, change: Change): 
 
 /** `node` without `key`: the same node when absent, null when nothing is left, and a lone
  * leaf or collision lifted up so the trie stays as shallow as its keys need. */
-function remove<V>(node: Branch<V>, key: string, hash: number, shift: number, change: Change): Node<V> | null {
+function remove<V>(node: Branch<V>, key: string, hash: number, shift: number): Node<V> | null {
   const bit = bitOf(hash, shift);
   if (!(node.bitmap & bit)) return node;
   const at = popcount(node.bitmap & (bit - 1));
   const child = node.children[at]!;
   let next: Node<V> | null;
   if (child instanceof Branch) {
-    next = remove(child, key, hash, shift + BITS, change);
+    next = remove(child, key, hash, shift + BITS);
   } else if (child instanceof Leaf) {
     if (child.key !== key) return node;
     next = null;
@@ -188,14 +199,26 @@ export class PersistentMap<V> {
   }
 
   set(key: string, value: V): PersistentMap<V> {
-    const change = { size: 0 };
-    const root = set(this.root, new Leaf(key, hashOf(key), value), 0, change);
+    return this.update(key, value, false) ?? this;
+  }
+
+  /** The map with `key` added, or null when `key` is present already (one pass). */
+  add(key: string, value: V): PersistentMap<V> | null {
+    return this.update(key, value, true);
+  }
+
+  private update(key: string, value: V, onlyNew: boolean): PersistentMap<V> | null {
+    change.size = 0;
+    change.onlyNew = onlyNew;
+    change.found = false;
+    const root = set(this.root, new Leaf(key, hashOf(key), value), 0);
+    if (onlyNew && change.found) return null;
     return root === this.root ? this : new PersistentMap(root, this.size + change.size);
   }
 
   delete(key: string): PersistentMap<V> {
-    const change = { size: 0 };
-    const root = remove(this.root, key, hashOf(key), 0, change);
+    change.size = 0;
+    const root = remove(this.root, key, hashOf(key), 0);
     if (root === this.root) return this;
     if (root === null) return PersistentMap.empty();
     return new PersistentMap(root as Branch<V>, this.size + change.size);

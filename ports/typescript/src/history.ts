@@ -49,7 +49,6 @@ export function goalRounds(events: Iterable<DurableEvent>): Map<string, number> 
 export class PendingFate {
   readonly kind = "pending" as const;
   constructor(readonly target: Target) {
-    Object.freeze(this);
   }
 }
 
@@ -60,7 +59,6 @@ export class ClaimedFate {
     readonly turn: number,
     readonly step: number,
   ) {
-    Object.freeze(this);
   }
 }
 
@@ -71,16 +69,12 @@ export class AdmittedFate {
     readonly turn: number,
     readonly step: number,
   ) {
-    Object.freeze(this);
   }
 }
 
 /** Removed from the inbox by an edit, a cancel, a clear or a replace (outcome canceled). */
 export class CanceledFate {
   readonly kind = "canceled" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** Left out by the pre-step decision of step `step` of turn `turn` (`Reject`, or an
@@ -91,7 +85,6 @@ export class DroppedFate {
     readonly turn: number,
     readonly step: number,
   ) {
-    Object.freeze(this);
   }
 }
 
@@ -104,7 +97,6 @@ export class ConsumedFate {
     readonly turn: number,
     readonly reason: TurnEndReason,
   ) {
-    Object.freeze(this);
   }
 }
 
@@ -196,7 +188,6 @@ export class StepTranscript {
     readonly step: number,
     readonly items: readonly (UserMessage | HostRecord)[],
   ) {
-    Object.freeze(this);
   }
 
   get messages(): readonly UserMessage[] {
@@ -213,7 +204,6 @@ export class TurnTranscript {
     readonly items: readonly (StepTranscript | HostRecord)[],
     readonly reason: TurnEndReason | null,
   ) {
-    Object.freeze(this);
   }
 
   get steps(): readonly StepTranscript[] {
@@ -225,7 +215,6 @@ export class TurnTranscript {
 export class RecordsTranscript {
   readonly kind = "records" as const;
   constructor(readonly records: readonly HostRecord[]) {
-    Object.freeze(this);
   }
 }
 

@@ -150,10 +150,11 @@ export class Inbox {
     const seq = this.seq(target);
     if (entry.contexts.length) return this.splice(target, seq.length, 0, [entry]);
     const messageId = entry.message.id;
-    if (this.index.has(messageId)) throw new DuplicateMessageId(messageId);
-    const [newSeq, key] = seq.append(entry);
+    const key = seq.nextKey();
+    const index = this.index.add(messageId, { target, key });
+    if (index === null) throw new DuplicateMessageId(messageId);
     if (tooFar(key)) return this.splice(target, seq.length, 0, [entry]); // re-keys (rare)
-    return { inbox: this.with(target, newSeq, this.index.set(messageId, { target, key })), start: seq.length, removed: [] };
+    return { inbox: this.with(target, seq.append(entry)[0], index), start: seq.length, removed: NO_ENTRIES };
   }
 
   /** Take all of next-step, then (at a turn boundary) the first next-turn entry (R9). */
@@ -242,5 +243,7 @@ export function batchOf(entries: readonly Entry[]): readonly UserMessage[] {
   }
   return batch;
 }
+
+const NO_ENTRIES: readonly Entry[] = Object.freeze([]);
 
 export const EMPTY_INBOX = new Inbox();

@@ -98,6 +98,7 @@ import {
   TurnStarted,
 } from "./events.js";
 import { met, unmet } from "./guards.js";
+import { TRUSTED } from "./trusted.js";
 import type { Inbox } from "./inbox.js";
 import {
   AgentState,
@@ -168,14 +169,7 @@ class Tx {
     ) {
       return new Transition(original, [], []); // a no-op keeps the very same state
     }
-    const state = AgentState.of({
-      phase: this.phase,
-      inbox: this.inbox,
-      lastTurn: this.lastTurn,
-      disposed: this.disposed,
-      abortCause: this.abortCause,
-      maxTokens: this.maxTokens,
-    });
+    const state = new AgentState(this.phase, this.inbox, this.lastTurn, this.disposed, this.abortCause, this.maxTokens);
     return new Transition(state, this.durable, this.notes);
   }
 
@@ -192,7 +186,7 @@ class Tx {
   }
 
   record(target: Target, start: number, removed: readonly Entry[], inserted: readonly Entry[], outcome: Outcome | null): void {
-    this.durable.push(new InboxSpliced(target, start, removed.length, inserted, removed.length ? outcome : null));
+    this.durable.push(new InboxSpliced(target, start, removed.length, inserted, removed.length ? outcome : null, TRUSTED));
   }
 
   /** An ordinary splice: removals are canceled and announced discarded (R5, R6). */
@@ -259,7 +253,7 @@ class Tx {
     if (claimed.nextTurn.length) this.record("next-turn", 0, claimed.nextTurn, [], null);
     const batch = claimed.batch;
     for (const message of batch) this.notes.push(new InboxClaimed(message, turn));
-    this.phase = new PreStep(new AwaitPreStep(turn, step, batch), afterContinue);
+    this.phase = new PreStep(new AwaitPreStep(turn, step, batch, TRUSTED), afterContinue);
   }
 
   startStep(step: number, messages: readonly UserMessage[]): void {
@@ -320,7 +314,8 @@ function send(tx: Tx, command: Send): void {
   const result = tx.inbox.append(target, entry);
   tx.inbox = result.inbox;
   tx.record(target, result.start, [], [entry], null);
-  for (const message of entry.messages) tx.notes.push(new InboxInserted(message));
+  for (const context of entry.contexts) tx.notes.push(new InboxInserted(context));
+  tx.notes.push(new InboxInserted(entry.message));
   tx.wakeIfIdle();
 }
 
@@ -340,7 +335,7 @@ function replace(tx: Tx, command: Replace): void {
   const found = tx.inbox.find(command.messageId);
   if (found === null) return;
   const old = found.entry;
-  const fresh = new Entry(command.message, old.contexts, old.wakeup);
+  const fresh = new Entry(command.message, old.contexts, old.wakeup, TRUSTED);
   const result = tx.inbox.spliceFound(found, [fresh]);
   tx.inbox = result.inbox;
   tx.record(found.target, found.position, result.removed, [fresh], "canceled");
@@ -366,7 +361,7 @@ function move(tx: Tx, command: Move): void {
     throw new SteerUnavailable("no live turn can reach a step boundary; use steer or followup");
   }
   const entry = found.entry;
-  const moved = command.target === "next-step" ? new Entry(entry.message, entry.contexts, true) : entry;
+  const moved = command.target === "next-step" ? new Entry(entry.message, entry.contexts, true, TRUSTED) : entry;
   const result = tx.inbox.spliceFound(found, []);
   tx.record(found.target, found.position, result.removed, [], "moved");
   const end = result.inbox.size(command.target);
@@ -501,7 +496,7 @@ function restore(tx: Tx, target: Target, entries: readonly Entry[]): void {
   for (const entry of entries) {
     if (pending.has(entry.message.id)) continue;
     const contexts = entry.contexts.filter((context) => !pending.has(context.id));
-    restored.push(contexts.length === entry.contexts.length ? entry : new Entry(entry.message, contexts, entry.wakeup));
+    restored.push(contexts.length === entry.contexts.length ? entry : new Entry(entry.message, contexts, entry.wakeup, TRUSTED));
   }
   tx.edit(target, 0, 0, restored);
 }

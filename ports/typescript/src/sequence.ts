@@ -15,7 +15,9 @@
 
 import type { Entry } from "./values.js";
 
-export type Key = readonly number[];
+/** An order key: an integer, or (between two close neighbours) an array of integers
+ * compared lexicographically; the integer k and the array [k] are the same key. */
+export type Key = number | readonly number[];
 type Chunk = readonly Entry[];
 type KeyChunk = readonly Key[];
 
@@ -26,26 +28,44 @@ export const KEY_GAP = 2 ** 20;
 export const KEY_LIMIT = 2 ** 50;
 export const MAX_KEY_LENGTH = 4;
 
+/** The components of a key. */
+function parts(key: Key): readonly number[] {
+  return typeof key === "number" ? [key] : key;
+}
+
+/** A key of these components: an integer when there is one. */
+function keyOf(components: readonly number[]): Key {
+  return components.length === 1 ? components[0]! : components;
+}
+
 /** Lexicographic order of keys. */
 export function compareKeys(a: Key, b: Key): number {
-  const length = Math.min(a.length, b.length);
+  if (typeof a === "number" && typeof b === "number") return a - b;
+  const x = parts(a);
+  const y = parts(b);
+  const length = Math.min(x.length, y.length);
   for (let i = 0; i < length; i++) {
-    const difference = a[i]! - b[i]!;
+    const difference = x[i]! - y[i]!;
     if (difference !== 0) return difference;
   }
-  return a.length - b.length;
+  return x.length - y.length;
 }
 
 /** Whether the list must be re-keyed before `key` is used: too long, or too far out. */
 export function tooFar(key: Key): boolean {
+  if (typeof key === "number") return Math.abs(key) > KEY_LIMIT;
   return key.length > MAX_KEY_LENGTH || Math.abs(key[0]!) > KEY_LIMIT;
 }
 
 /** `count` strictly increasing keys, all strictly between `low` and `high` (`null`:
  * unbounded on that side), spaced `KEY_GAP` apart where there is room and at most one
  * component longer than `low` or `high`. */
-export function keysBetween(low: Key | null, high: Key | null, count: number): Key[] {
-  const keys: Key[] = [];
+export function keysBetween(lowKey: Key | null, highKey: Key | null, count: number): Key[] {
+  return between(lowKey === null ? null : parts(lowKey), highKey === null ? null : parts(highKey), count).map(keyOf);
+}
+
+function between(low: readonly number[] | null, high: readonly number[] | null, count: number): number[][] {
+  const keys: number[][] = [];
   if (low === null) {
     for (let i = 0; i < count; i++) keys.push(high === null ? [KEY_GAP * i] : [high[0]! - KEY_GAP * (count - i)]);
     return keys;
@@ -112,8 +132,38 @@ function bisectLeft<T>(sorted: readonly T[], key: Key, by: (item: T) => Key): nu
   return low;
 }
 
-type Finger = readonly [Chunk, KeyChunk];
-const NO_FINGER: Finger = [[], []];
+/**
+ * A finger: the part `[start, end)` of a chunk array this sequence sees. Versions share
+ * the arrays; a version never reads past its own `end`. The tail finger of a send may
+ * push into its array in place when it owns it (it made the array, so no body refers to
+ * it), the array ends where this version ends (no later version pushed yet) and it is not
+ * full: then the older versions still see their shorter part, and an append copies
+ * nothing. A claim moves the head finger's `start` and copies nothing.
+ */
+class Finger {
+  constructor(
+    readonly items: Entry[],
+    readonly keys: Key[],
+    readonly start: number,
+    readonly end: number,
+    readonly owned: boolean,
+  ) {}
+
+  get length(): number {
+    return this.end - this.start;
+  }
+
+  /** The entries and keys this version sees, as arrays of their own. */
+  view(): [Entry[], Key[]] {
+    return [this.items.slice(this.start, this.end), this.keys.slice(this.start, this.end)];
+  }
+
+  static of(items: Chunk, keys: KeyChunk): Finger {
+    return new Finger(items as Entry[], keys as Key[], 0, items.length, false);
+  }
+}
+
+const NO_FINGER = new Finger([], [], 0, 0, false);
 const lastKey = (chunk: KeyChunk): Key => chunk[chunk.length - 1]!;
 const itself = (key: Key): Key => key;
 
@@ -121,7 +171,7 @@ const itself = (key: Key): Key => key;
  * One pending list: chunked entries sorted by order key, plus a waking count.
  *
  * The first and the last chunk are kept apart from the others (*fingers*), so that the
- * common edits, appending at the end (a send) and removing from the head (a claim), copy
+ * common edits, appending at the end (a send) and removing from the head (a claim), touch
  * one chunk and never the array of all chunks; `items` and `keys` put the three parts
  * together for every other edit, whose result has no fingers until the next send or claim
  * takes one. Other edits re-cut the chunks they touch and a short run joins its right
@@ -138,7 +188,7 @@ export class KeyedSeq {
     private readonly head: Finger = NO_FINGER,
     private readonly tail: Finger = NO_FINGER,
   ) {
-    this.joined = head[0].length || tail[0].length ? null : [body, bodyKeys];
+    this.joined = head.length || tail.length ? null : [body, bodyKeys];
   }
 
   /** The chunks of entries in order (fingers included; none is empty). */
@@ -151,22 +201,25 @@ export class KeyedSeq {
     return this.join()[1];
   }
 
-  /** Fingers and body as one array of chunks, built once per sequence (a cache). */
+  /** Fingers and body as one array of chunks, built once per sequence (a cache). The
+   * fingers are copied: a sequence built from these chunks must not see a later push. */
   private join(): readonly [readonly Chunk[], readonly KeyChunk[]] {
     if (this.joined === null) {
-      const items: Chunk[] = [];
-      const keys: KeyChunk[] = [];
-      if (this.head[0].length) {
-        items.push(this.head[0]);
-        keys.push(this.head[1]);
+      let items: Chunk[] = [];
+      let keys: KeyChunk[] = [];
+      if (this.head.length) {
+        const [headItems, headKeys] = this.head.view();
+        items.push(headItems);
+        keys.push(headKeys);
       }
-      let allItems = items.concat(this.body);
-      let allKeys = keys.concat(this.bodyKeys);
-      if (this.tail[0].length) {
-        allItems = allItems.concat([this.tail[0]]);
-        allKeys = allKeys.concat([this.tail[1]]);
+      items = items.concat(this.body);
+      keys = keys.concat(this.bodyKeys);
+      if (this.tail.length) {
+        const [tailItems, tailKeys] = this.tail.view();
+        items.push(tailItems);
+        keys.push(tailKeys);
       }
-      this.joined = [allItems, allKeys];
+      this.joined = [items, keys];
     }
     return this.joined;
   }
@@ -183,7 +236,7 @@ export class KeyedSeq {
     const keys: KeyChunk[] = [];
     let position = 0;
     for (const chunk of items) {
-      keys.push(chunk.map((_, i) => [KEY_GAP * (position + i)]));
+      keys.push(chunk.map((_, i) => KEY_GAP * (position + i)));
       position += chunk.length;
     }
     return new KeyedSeq(items, keys, this.length, this.waking);
@@ -263,71 +316,75 @@ export class KeyedSeq {
     return [new KeyedSeq(newItems, newKeys, length, waking), [gone], insertedKeys];
   }
 
-  /** Add one entry at the end (a send): copies the tail chunk only; returns its key. */
+  /** The key `append` gives the next entry: one gap after the last key. */
+  nextKey(): Key {
+    const tail = this.tail;
+    if (tail.length) return parts(tail.keys[tail.end - 1]!)[0]! + KEY_GAP;
+    const keys = this.join()[1];
+    const last = keys[keys.length - 1];
+    return last === undefined ? 0 : parts(lastKey(last))[0]! + KEY_GAP;
+  }
+
+  /** Add one entry at the end (a send): touches the tail chunk only; returns its key. */
   append(entry: Entry): [KeyedSeq, Key] {
-    let [head, headKeys] = this.head;
+    let head = this.head;
     let body = this.body;
     let bodyKeys = this.bodyKeys;
-    let [tail, tailKeys] = this.tail;
+    let tail = this.tail;
     if (!tail.length) {
       // take the last chunk as the tail (once after any other edit)
       if (body.length) {
-        tail = body[body.length - 1]!;
-        tailKeys = bodyKeys[bodyKeys.length - 1]!;
+        tail = Finger.of(body[body.length - 1]!, bodyKeys[bodyKeys.length - 1]!);
         body = body.slice(0, -1);
         bodyKeys = bodyKeys.slice(0, -1);
       } else {
-        [tail, tailKeys, head, headKeys] = [head, headKeys, [], []];
+        [tail, head] = [head, NO_FINGER];
       }
     }
-    const key: Key = tailKeys.length ? [tailKeys[tailKeys.length - 1]![0]! + KEY_GAP] : [0];
-    if (tail.length < CHUNK) {
-      tail = [...tail, entry];
-      tailKeys = [...tailKeys, key];
-    } else {
+    const key = this.nextKey();
+    if (tail.length >= CHUNK) {
       // a full tail joins the body: once every CHUNK sends
-      body = [...body, tail];
-      bodyKeys = [...bodyKeys, tailKeys];
-      tail = [entry];
-      tailKeys = [key];
+      const [items, keys] = tail.owned && tail.start === 0 && tail.end === tail.items.length ? [tail.items, tail.keys] : tail.view();
+      body = [...body, items];
+      bodyKeys = [...bodyKeys, keys];
+      tail = new Finger([entry], [key], 0, 1, true);
+    } else if (tail.owned && tail.end === tail.items.length && tail.end < CHUNK) {
+      tail.items.push(entry); // no version sees past its own end: see Finger
+      tail.keys.push(key);
+      tail = new Finger(tail.items, tail.keys, tail.start, tail.end + 1, true);
+    } else {
+      const [items, keys] = tail.view();
+      items.push(entry);
+      keys.push(key);
+      tail = new Finger(items, keys, 0, items.length, true);
     }
-    const seq = new KeyedSeq(body, bodyKeys, this.length + 1, this.waking + (entry.wakeup ? 1 : 0), [head, headKeys], [
-      tail,
-      tailKeys,
-    ]);
+    const seq = new KeyedSeq(body, bodyKeys, this.length + 1, this.waking + (entry.wakeup ? 1 : 0), head, tail);
     return [seq, key];
   }
 
-  /** Remove the first `count` entries (a claim); one entry copies the head chunk only. */
+  /** Remove the first `count` entries (a claim); one entry copies nothing. */
   dropHead(count: number): [KeyedSeq, readonly Entry[]] {
     if (count !== 1) {
       const [seq, gone] = this.splice(0, 0, count, []);
       return [seq, gone];
     }
-    let [head, headKeys] = this.head;
+    let head = this.head;
     let body = this.body;
     let bodyKeys = this.bodyKeys;
-    let [tail, tailKeys] = this.tail;
+    let tail = this.tail;
     if (!head.length) {
       // take the first chunk as the head (once per chunk)
       if (body.length) {
-        head = body[0]!;
-        headKeys = bodyKeys[0]!;
+        head = Finger.of(body[0]!, bodyKeys[0]!);
         body = body.slice(1);
         bodyKeys = bodyKeys.slice(1);
       } else {
-        [head, headKeys, tail, tailKeys] = [tail, tailKeys, [], []];
+        [head, tail] = [tail, NO_FINGER];
       }
     }
-    const first = head[0]!;
-    const seq = new KeyedSeq(
-      body,
-      bodyKeys,
-      this.length - 1,
-      this.waking - (first.wakeup ? 1 : 0),
-      [head.slice(1), headKeys.slice(1)],
-      [tail, tailKeys],
-    );
+    const first = head.items[head.start]!;
+    const rest = new Finger(head.items, head.keys, head.start + 1, head.end, head.owned);
+    const seq = new KeyedSeq(body, bodyKeys, this.length - 1, this.waking - (first.wakeup ? 1 : 0), rest, tail);
     return [seq, [first]];
   }
 

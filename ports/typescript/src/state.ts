@@ -31,6 +31,7 @@ import {
 } from "./commands.js";
 import { type DurableEvent, type HostRecord, type Notification, type Status, count } from "./events.js";
 import { EMPTY_INBOX, type Inbox } from "./inbox.js";
+import { TRUSTED, type Trusted } from "./trusted.js";
 import { type Cause, type Entry, UserMessage, arrayOf } from "./values.js";
 
 // ------------------------------------------------------------------ awaited actions
@@ -41,11 +42,16 @@ export class AwaitPreStep {
   readonly turn: number;
   readonly step: number;
   readonly batch: readonly UserMessage[];
-  constructor(turn: number, step: number, batch: readonly UserMessage[]) {
+  constructor(turn: number, step: number, batch: readonly UserMessage[], trusted?: Trusted) {
+    if (trusted === TRUSTED) {
+      this.turn = turn;
+      this.step = step;
+      this.batch = batch;
+      return;
+    }
     this.turn = count(turn, "turn");
     this.step = count(step, "step");
     this.batch = arrayOf(UserMessage, batch, "a UserMessage");
-    Object.freeze(this);
   }
 
   answer(decision: Decision, records?: readonly HostRecord[]): PreStepDecided {
@@ -74,7 +80,6 @@ export class AwaitStep {
   constructor(turn: number, step: number) {
     this.turn = count(turn, "turn");
     this.step = count(step, "step");
-    Object.freeze(this);
   }
 
   answer(outcome: StepOutcome, records?: readonly HostRecord[]): StepFinished {
@@ -93,7 +98,6 @@ export class AwaitTurnStopping {
   readonly turn: number;
   constructor(turn: number) {
     this.turn = count(turn, "turn");
-    Object.freeze(this);
   }
 
   answer(records?: readonly HostRecord[]): TurnStoppingDone {
@@ -114,7 +118,6 @@ export class Claim {
     readonly nextStep: readonly Entry[] = [],
     readonly nextTurn: readonly Entry[] = [],
   ) {
-    Object.freeze(this);
   }
 }
 
@@ -125,17 +128,11 @@ export const NO_CLAIM = new Claim();
 /** No turn is open and no job runs. */
 export class Idle {
   readonly kind = "Idle" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** A between-turn job runs; waking input waits for its end (R31). */
 export class Maintenance {
   readonly kind = "Maintenance" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** Awaiting the decision on the batch claimed for a step. `afterContinue`: the previous
@@ -146,7 +143,6 @@ export class PreStep {
     readonly awaiting: AwaitPreStep,
     readonly afterContinue: boolean,
   ) {
-    Object.freeze(this);
   }
 
   get turn(): number {
@@ -162,7 +158,6 @@ export class PreStep {
 export class Step {
   readonly kind = "Step" as const;
   constructor(readonly awaiting: AwaitStep) {
-    Object.freeze(this);
   }
 
   get turn(): number {
@@ -181,7 +176,6 @@ export class TurnStopping {
     readonly awaiting: AwaitTurnStopping,
     readonly step: number,
   ) {
-    Object.freeze(this);
   }
 
   get turn(): number {
@@ -198,16 +192,12 @@ export class Orphaned {
     readonly stepOpen: boolean,
     readonly claim: Claim,
   ) {
-    Object.freeze(this);
   }
 }
 
 /** A replayed log left waking work idle; only `Resume` is accepted (R27). */
 export class Stranded {
   readonly kind = "Stranded" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 export type Phase = Idle | Maintenance | PreStep | Step | TurnStopping | Orphaned | Stranded;
@@ -263,19 +253,26 @@ export class AgentState {
   readonly abortCause: Cause | null;
   readonly maxTokens: boolean;
 
-  private constructor(fields: StateFields) {
-    this.phase = fields.phase ?? IDLE;
-    this.inbox = fields.inbox ?? EMPTY_INBOX;
-    this.lastTurn = fields.lastTurn ?? 0;
-    this.disposed = fields.disposed ?? false;
-    this.abortCause = fields.abortCause ?? null;
-    this.maxTokens = fields.maxTokens ?? false;
-    Object.freeze(this);
+  /** The fields in this order; `AgentState.of` takes them by name. */
+  constructor(phase: Phase, inbox: Inbox, lastTurn: number, disposed: boolean, abortCause: Cause | null, maxTokens: boolean) {
+    this.phase = phase;
+    this.inbox = inbox;
+    this.lastTurn = lastTurn;
+    this.disposed = disposed;
+    this.abortCause = abortCause;
+    this.maxTokens = maxTokens;
   }
 
   /** A state of these fields (the others as in the initial state). */
   static of(fields: StateFields): AgentState {
-    return new AgentState(fields);
+    return new AgentState(
+      fields.phase ?? IDLE,
+      fields.inbox ?? EMPTY_INBOX,
+      fields.lastTurn ?? 0,
+      fields.disposed ?? false,
+      fields.abortCause ?? null,
+      fields.maxTokens ?? false,
+    );
   }
 
   static initial(): AgentState {
@@ -336,6 +333,5 @@ export class Transition {
     readonly durable: readonly DurableEvent[],
     readonly notifications: readonly Notification[],
   ) {
-    Object.freeze(this);
   }
 }

@@ -9,6 +9,7 @@
 import { InvalidInput, shown } from "./errors.js";
 import { type JsonObject, type JsonValue, freezeJson, isJsonObject, jsonSize } from "./json.js";
 import * as limits from "./limits.js";
+import { TRUSTED, type Trusted } from "./trusted.js";
 
 /** Opaque, non-empty identity of one message occurrence (R1). */
 export type MessageId = string;
@@ -45,13 +46,11 @@ export function oneOf<T extends string>(
   what: string,
   error: new (message: string) => Error = InvalidInput,
 ): T {
-  if (typeof value !== "string" || !(choices as readonly string[]).includes(value)) {
-    throw new error(`${what} must be one of ${choices.join(", ")}, got ${shown(value)}`);
-  }
-  return value as T;
+  for (const choice of choices) if (value === choice) return choice;
+  throw new error(`${what} must be one of ${choices.join(", ")}, got ${shown(value)}`);
 }
 
-/** An array whose items are all instances of `kind`, as a frozen array. */
+/** An array whose items are all instances of `kind`, as a new array. */
 export function arrayOf<T>(
   kind: abstract new (...args: never[]) => T,
   value: unknown,
@@ -59,11 +58,19 @@ export function arrayOf<T>(
   error: new (message: string) => Error = InvalidInput,
 ): readonly T[] {
   if (!Array.isArray(value)) throw new error(`expected an array of ${what}, got ${shown(value)}`);
-  for (const item of value) {
+  const length = value.length;
+  if (!length) return EMPTY as readonly T[];
+  // a copy: the caller's array may change later, the value must not
+  const copy = new Array<T>(length);
+  for (let i = 0; i < length; i++) {
+    const item: unknown = value[i];
     if (!(item instanceof kind)) throw new error(`expected ${what}, got ${shown(item)}`);
+    copy[i] = item as T;
   }
-  return Object.isFrozen(value) ? (value as readonly T[]) : Object.freeze([...(value as T[])]);
+  return copy;
 }
+
+const EMPTY: readonly never[] = Object.freeze([]);
 
 // -------------------------------------------------------------------------- sources
 
@@ -331,12 +338,17 @@ export class Entry {
   readonly contexts: readonly UserMessage[];
   readonly wakeup: boolean;
 
-  constructor(primary: UserMessage, contexts: readonly UserMessage[], wakeup: boolean) {
+  constructor(primary: UserMessage, contexts: readonly UserMessage[], wakeup: boolean, trusted?: Trusted) {
+    if (trusted === TRUSTED) {
+      this.message = primary;
+      this.contexts = contexts;
+      this.wakeup = wakeup;
+      return;
+    }
     this.contexts = messagesOf(contexts, "contexts");
     this.message = message(primary);
     entrySize(this.message, this.contexts);
     this.wakeup = strictBool(wakeup, "wakeup");
-    Object.freeze(this);
   }
 
   /** Contexts, then the primary message: the order of admission and notices. */
@@ -364,7 +376,6 @@ export class NextTurnInput {
     entrySize(this.message, this.contexts);
     this.target = literal("next-turn", target, "target");
     this.wakeup = strictBool(wakeup, "wakeup");
-    Object.freeze(this);
   }
 }
 
@@ -380,7 +391,6 @@ export class SteerInput {
     entrySize(this.message, this.contexts);
     this.target = literal("next-step", target, "target");
     this.wakeup = literal(true, wakeup, "wakeup");
-    Object.freeze(this);
   }
 }
 
@@ -396,7 +406,6 @@ export class InjectInput {
     this.message = message(primary);
     this.target = literal("next-step", target, "target");
     this.wakeup = literal(false, wakeup, "wakeup");
-    Object.freeze(this);
   }
 }
 
@@ -410,7 +419,7 @@ export function isInput(value: unknown): value is ResolvedAgentInput {
 
 /** The list an input joins and the entry it becomes (R11, R12). */
 export function route(input: ResolvedAgentInput): [Target, Entry] {
-  return [input.target, new Entry(input.message, input.contexts, input.wakeup)];
+  return [input.target, new Entry(input.message, input.contexts, input.wakeup, TRUSTED)];
 }
 
 // --------------------------------------------------------------------------- causes
@@ -418,17 +427,11 @@ export function route(input: ResolvedAgentInput): [Target, Entry] {
 /** A human asked to cancel. */
 export class UserCause {
   readonly kind = "user" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** A parent agent or orchestrator asked to cancel. */
 export class ParentCause {
   readonly kind = "parent" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 /** A hook asked to cancel, saying why. */
@@ -437,16 +440,12 @@ export class HookCause {
   readonly reason: string;
   constructor(reason: string) {
     this.reason = text(reason, "reason");
-    Object.freeze(this);
   }
 }
 
 /** The agent is being disposed; only `Dispose` uses it (R21, R25). */
 export class DisposedCause {
   readonly kind = "disposed" as const;
-  constructor() {
-    Object.freeze(this);
-  }
 }
 
 export type Cause = UserCause | ParentCause | HookCause | DisposedCause;
