@@ -17,7 +17,7 @@
  */
 
 import { InvalidInput, shown } from "./errors.js";
-import { MAX_DEPTH, MAX_DOCUMENT_DEPTH, MAX_JSON_INTEGER, MAX_JSON_SIZE, characters, isScalarText } from "./limits.js";
+import { MAX_DEPTH, MAX_DOCUMENT_DEPTH, MAX_JSON_INTEGER, MAX_JSON_SIZE, characters, isScalarText, string } from "./limits.js";
 
 /** A JSON number written with a fraction or an exponent (`1.0` is not `1`). */
 export class JsonFloat {
@@ -322,6 +322,7 @@ const FLOAT_WIDTH = 24; // len("-2.2250738585072014e-308")
  * becomes a `JsonFloat`; an integer past 2^53 a `bigint`. InvalidInput otherwise.
  */
 export function freezeJson(value: unknown): JsonValue {
+  if (typeof value === "string") return string(value, "a JSON string"); // a string alone: its length too
   return frozen(value, 0).value;
 }
 
