@@ -12,6 +12,8 @@
  *   followup, `PreStepDecided(Enter(batch))`, `StepFinished(Completed())` and
  *   `TurnStoppingDone` (the turn ends and the next one claims the new head, so the depth
  *   stays D); the answer is `{"cpuNs", "wallNs", "depth"}` (the depth after the batch);
+ * - `{"op": "warmup", "messages": N}`: N messages on a state of their own at depth 10, so
+ *   the JIT has compiled the path before anything is timed;
  * - `{"op": "bye"}`.
  */
 
@@ -52,9 +54,14 @@ const states = new Map<number, { state: AgentState; next: number }>();
 
 function answer(request: { op: string; depths?: number[]; messages?: number; depth?: number; batch?: number }): object {
   if (request.op === "setup") {
-    const template = TEXT;
-    sends = Array.from({ length: request.messages ?? 0 }, (_, i) => followup(new UserMessage(`m${i}`, template)));
+    sends = Array.from({ length: request.messages ?? 0 }, (_, i) => followup(new UserMessage(`m${i}`, TEXT)));
     for (const depth of request.depths ?? []) states.set(depth, { state: steadyState(sends, depth), next: depth + 1 });
+    return { ok: true };
+  }
+  if (request.op === "warmup") {
+    const count = request.messages ?? 0;
+    const own = Array.from({ length: count + 11 }, (_, i) => followup(new UserMessage(`w${i}`, TEXT)));
+    messages(steadyState(own, 10), own, 11, count);
     return { ok: true };
   }
   if (request.op === "run") {
@@ -81,5 +88,8 @@ const lines = createInterface({ input: process.stdin });
 lines.on("line", (line) => {
   const request = JSON.parse(line) as { op: string };
   process.stdout.write(`${JSON.stringify(answer(request))}\n`);
-  if (request.op === "bye") lines.close();
+  if (request.op === "bye") {
+    lines.close();
+    process.stdin.destroy();
+  }
 });
