@@ -25,6 +25,8 @@ import pytest
 from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
+from inbox_core import UserMessage, limits, queue
+from inbox_core.codec import command_to_json, message_to_json
 from inbox_core.port.client import PortProcess
 from inbox_core.port.conformance import CRASH, ReferenceRun
 from inbox_core.port.protocol import PARTS
@@ -122,6 +124,28 @@ def test_r38_the_kit_finds_a_fault_put_into_the_typescript_port(
     status, summary = conform("--examples", "0", port=f"node {faulty / 'port.js'}")
     assert status == 1, summary
     assert summary["vectors"]["failed"]
+
+
+def test_d34_a_message_at_the_size_limit_is_taken_and_one_unit_more_refused_by_both(
+    built: Path,
+) -> None:
+    """D34, formats.md §1: the port measures a message as the reference does (code points,
+    the reserves), so at ``maxValueSize`` both accept it and one unit more both refuse."""
+    block = limits.MAX_JSON_SIZE - 26  # the largest text block: 26 units of keys and quotes
+    base = UserMessage("m", [{"type": "text", "text": "é" * block}, {"type": "text", "text": ""}])
+    room = limits.MAX_VALUE_SIZE - base.size  # what the second block's text may still hold
+    reference = ReferencePort()
+    with PortProcess(f"node {built}", timeout=120) as port:
+        port.handshake()
+        for extra, expected in ((0, None), (1, "InvalidInput")):
+            text = "😀" * (room + extra)
+            message = message_to_json(UserMessage("m", [{"type": "text", "text": "é" * block}]))
+            message["content"].append({"type": "text", "text": text})
+            command = command_to_json(queue(UserMessage("q", "q")))
+            command["input"]["message"] = message
+            want = reference.handle({"op": "apply", "command": command})
+            got = port.call("apply", command=command)
+            assert want.get("error") == got.get("error") == expected
 
 
 # ------------------------------------------------------ malformed commands, corrupted logs
