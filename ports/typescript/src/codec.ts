@@ -483,20 +483,24 @@ export function commandToJson(command: Command): Json {
   return COMMAND.encode(command);
 }
 
+/**
+ * Whether `commandFromJson` checks the shape of the whole document (`wire.shape`: objects,
+ * keys, tags, JSON types, enums) before it builds any value, so that a shape error
+ * anywhere is a `DecodeError` before any value error. Off while the reference decodes
+ * field by field, where a value error met first (an empty id) beats a shape error further
+ * on; the one rule issue 33 proposes turns it on.
+ */
+export const SHAPE_FIRST = false;
+
 export interface DecodeOptions {
-  /**
-   * Check the shape of the whole document (`wire.shape`: objects, keys, tags, JSON types,
-   * enums) before any value is built, so a shape error anywhere is a `DecodeError` before
-   * any value error. Off by default: the reference decodes field by field today, so a value
-   * error met first (an empty id) beats a shape error further on.
-   */
+  /** `SHAPE_FIRST` for this call. */
   readonly shapeFirst?: boolean;
 }
 
 /** A command from its JSON form (formats.md §7): `DecodeError` for a wrong shape, the
  * value's own error (`InvalidInput`, `InvalidSplice`) for an invalid value. */
 export function commandFromJson(data: unknown, options: DecodeOptions = {}): Command {
-  if (options.shapeFirst) COMMAND.shape(data, "command");
+  if (options.shapeFirst ?? SHAPE_FIRST) COMMAND.shape(data, "command");
   return COMMAND.decode(data, "command");
 }
 
