@@ -282,8 +282,8 @@ export class KeyedSeq {
         // a head drop (a claim) leaves a short head chunk short: it only shrinks until
         // it is gone, so re-cutting it would be wasted work
         const gone = head.slice(0, count);
-        const restItems = count === head.length ? items.slice(1) : [head.slice(count), ...items.slice(1)];
-        const restKeys = count === head.length ? keys.slice(1) : [keys[0]!.slice(count), ...keys.slice(1)];
+        const restItems = count === head.length ? items.slice(1) : ([head.slice(count)] as Chunk[]).concat(items.slice(1));
+        const restKeys = count === head.length ? keys.slice(1) : ([keys[0]!.slice(count)] as KeyChunk[]).concat(keys.slice(1));
         return [new KeyedSeq(restItems, restKeys, this.length - count, this.waking - wakingOf(gone)), gone, []];
       }
     }
@@ -302,12 +302,12 @@ export class KeyedSeq {
     if (!inserted.length && run.length <= CHUNK / 2 && items.length > 1) return this.recut(chunk, offset, 1, inserted);
     const gone = run[offset]!;
     const newItems = items.slice();
-    newItems[chunk] = [...run.slice(0, offset), ...inserted, ...run.slice(offset + 1)];
+    newItems[chunk] = run.slice(0, offset).concat(inserted, run.slice(offset + 1));
     let newKeys: readonly KeyChunk[] = keys; // the replacement keeps the removed entry's key
     let insertedKeys: Key[] = [runKeys[offset]!];
     if (!inserted.length) {
       const edited = keys.slice();
-      edited[chunk] = [...runKeys.slice(0, offset), ...runKeys.slice(offset + 1)];
+      edited[chunk] = runKeys.slice(0, offset).concat(runKeys.slice(offset + 1));
       newKeys = edited;
       insertedKeys = []; // never empties a chunk: a lone entry is the head (see splice)
     }
@@ -345,8 +345,8 @@ export class KeyedSeq {
     if (tail.length >= CHUNK) {
       // a full tail joins the body: once every CHUNK sends
       const [items, keys] = tail.owned && tail.start === 0 && tail.end === tail.items.length ? [tail.items, tail.keys] : tail.view();
-      body = [...body, items];
-      bodyKeys = [...bodyKeys, keys];
+      body = body.concat([items]);
+      bodyKeys = bodyKeys.concat([keys]);
       tail = new Finger([entry], [key], 0, 1, true);
     } else if (tail.owned && tail.end === tail.items.length && tail.end < CHUNK) {
       tail.items.push(entry); // no version sees past its own end: see Finger
@@ -398,14 +398,14 @@ export class KeyedSeq {
     const tailChunk = items[items.length - 1];
     if (tailChunk !== undefined && tailChunk.length + inserted.length <= CHUNK) {
       seq = new KeyedSeq(
-        [...items.slice(0, -1), [...tailChunk, ...inserted]],
-        [...keys.slice(0, -1), [...lastChunk!, ...newKeys]],
+        items.slice(0, -1).concat([tailChunk.concat(inserted)]),
+        keys.slice(0, -1).concat([lastChunk!.concat(newKeys)]),
         length,
         waking,
       );
     } else {
       const [newItems, newKeyChunks] = rechunk(inserted, newKeys);
-      seq = new KeyedSeq([...items, ...newItems], [...keys, ...newKeyChunks], length, waking);
+      seq = new KeyedSeq(items.concat(newItems), keys.concat(newKeyChunks), length, waking);
     }
     return [seq, [], newKeys];
   }
@@ -414,8 +414,8 @@ export class KeyedSeq {
   private recut(chunk: number, offset: number, count: number, inserted: readonly Entry[]): [KeyedSeq, readonly Entry[], Key[]] {
     const [items, keys] = this.join();
     let last = chunk;
-    const runItems: Entry[] = [...(items[chunk] ?? [])];
-    const runKeys: Key[] = [...(keys[chunk] ?? [])];
+    const runItems: Entry[] = (items[chunk] ?? []).slice();
+    const runKeys: Key[] = (keys[chunk] ?? []).slice();
     while (runItems.length < offset + count) {
       last++;
       runItems.push(...items[last]!);
@@ -437,8 +437,8 @@ export class KeyedSeq {
     const [newItems, newKeyChunks] = rechunk(editedItems, editedKeys);
     const waking = this.waking - wakingOf(gone) + wakingOf(inserted);
     const seq = new KeyedSeq(
-      [...items.slice(0, chunk), ...newItems, ...items.slice(last + 1)],
-      [...keys.slice(0, chunk), ...newKeyChunks, ...keys.slice(last + 1)],
+      items.slice(0, chunk).concat(newItems, items.slice(last + 1)),
+      keys.slice(0, chunk).concat(newKeyChunks, keys.slice(last + 1)),
       this.length - gone.length + inserted.length,
       waking,
     );
