@@ -7,7 +7,7 @@
  */
 
 import { foldsToJson, logFromJson, projectionToJson } from "./codec.js";
-import { InboxCoreError } from "./errors.js";
+import { InboxCoreError, ReplayError } from "./errors.js";
 import type { DurableEvent } from "./events.js";
 import { isJsonObject, parseJson } from "./json.js";
 import { replay } from "./replay.js";
@@ -57,17 +57,15 @@ function checkRequest(document: unknown): Document & { op: string } {
 /** One agent behind the protocol; `handle` answers one request document. */
 export class Port {
   private state = AgentState.initial();
-  private log: readonly DurableEvent[] = [];
+  /** Every event loaded or applied since the last `load`: the log of `projection`. */
+  private log: DurableEvent[] = [];
 
   handle(document: unknown): Document {
     try {
-      const request = checkRequest(document);
-      return { ok: true, ...this.answer(request) };
+      return this.answer(checkRequest(document));
     } catch (error) {
       if (!(error instanceof InboxCoreError)) throw error;
-      const answer: Document = { ok: false, error: error.name, message: error.message };
-      if ("seq" in error && typeof error.seq === "number") answer["seq"] = error.seq;
-      return answer;
+      return failure(error);
     }
   }
 
@@ -75,29 +73,29 @@ export class Port {
     switch (request.op) {
       case "hello":
         if (request["protocol"] !== PROTOCOL_VERSION) throw new ProtocolError(`this port speaks protocol ${PROTOCOL_VERSION}`);
-        return { protocol: PROTOCOL_VERSION, name: NAME, parts: [...PARTS] };
+        return { ok: true, protocol: PROTOCOL_VERSION, name: NAME, parts: [...PARTS] };
       case "load": {
         const events = logFromJson(request["log"] as unknown[]);
         this.state = replay(events); // nothing changes if replay throws
         this.log = events;
-        return { projection: projectionToJson(this.state, this.log) };
+        return { ok: true, projection: projectionToJson(this.state, this.log) };
       }
       case "apply": {
         const run = applyStep(this.state, request["command"]);
-        if ("error" in run.output) throw Object.assign(new InboxCoreError(run.message), { name: run.output.error });
+        if ("error" in run.output) return { ok: false, error: run.output.error, message: run.message };
         this.state = run.state;
-        this.log = this.log.concat(run.events);
-        return run.output;
+        for (const event of run.events) this.log.push(event);
+        return { ok: true, ...run.output };
       }
       case "projection":
-        return { projection: projectionToJson(this.state, this.log) };
+        return { ok: true, projection: projectionToJson(this.state, this.log) };
       case "fold": {
         const events = logFromJson(request["log"] as unknown[]);
         replay(events); // a log that does not replay is a ReplayError naming its seq
-        return foldsToJson(events);
+        return { ok: true, ...foldsToJson(events) };
       }
       default: // "bye" is answered by the reader
-        return {};
+        return { ok: true };
     }
   }
 }
@@ -124,6 +122,9 @@ export function answerLine(port: Port, bytes: Uint8Array): { response: Document;
   return { response: port.handle(document), bye: false };
 }
 
+/** The response of a typed rejection: its name, its message, and a `ReplayError`'s seq. */
 export function failure(error: InboxCoreError): Document {
-  return { ok: false, error: error.name, message: error.message };
+  const answer: Document = { ok: false, error: error.name, message: error.message };
+  if (error instanceof ReplayError) answer["seq"] = error.seq;
+  return answer;
 }
