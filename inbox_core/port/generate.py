@@ -373,7 +373,9 @@ def _change(rng: random.Random, doc: Json, inbox: bool, fault: str = "shape") ->
     elif how == "drop":
         del parent[last]
     elif isinstance(parent, dict):
-        parent[rng.choice(("extra", "seq", "kind", "data"))] = rng.choice(others)
+        # a copy, like a swap's: the document is changed further (a later fault could write
+        # into a shared {} or [1]: OTHERS itself, or a cycle no JSON writer takes)
+        parent[rng.choice(("extra", "seq", "kind", "data"))] = copy.deepcopy(rng.choice(others))
     return doc
 
 

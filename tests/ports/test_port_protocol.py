@@ -235,3 +235,24 @@ def test_r38_v4_an_endless_line_through_the_cli_stays_within_max_document_size()
     assert status == 2, done.stderr
     assert "longer than" in done.stderr
     assert peak_kib * 1024 < limits.MAX_DOCUMENT_SIZE + 300 * 2**20
+
+
+def test_r38_malformed_documents_never_share_the_kit_s_own_values() -> None:
+    """A malformed document is changed by several faults in a row; an added value was the
+    kit's own ``OTHERS`` object, so a later fault wrote into it: the kit's constant drifted
+    between runs, and seeds 1 and 8 built a document with a cycle (conform died with a
+    traceback). Every fault works on copies."""
+    import copy
+    import json
+    import random
+
+    from inbox_core.port import generate
+
+    before = copy.deepcopy(generate.OTHERS)
+    rng = random.Random(1)
+    for _ in range(3000):
+        doc = {"type": "followup", "data": {"a": [1, {"b": 2}], "c": {}}}
+        for _ in range(6):
+            doc = generate._change(rng, doc, inbox=False)
+        json.dumps(doc)  # no cycle
+    assert generate.OTHERS == before
