@@ -127,7 +127,8 @@ import {
   tagged,
 } from "./wire.js";
 
-/** A builder calls a constructor with the raw JSON of fields its checks judge. */
+/** A builder hands a constructor the JSON of a field whose shape is checked: the value's
+ * own rules are the constructor's (`InvalidInput`, `InvalidSplice`). */
 const raw = (value: unknown): never => value as never;
 
 // -------------------------------------------------------------------------- scalars
