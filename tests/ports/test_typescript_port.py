@@ -88,16 +88,16 @@ def test_r42_the_package_s_own_tests_pass_under_node_test(built: Path) -> None:
 
 
 def test_r42_r38_the_typescript_port_passes_every_vector_and_a_random_budget(built: Path) -> None:
-    """Every vector and 400 random runs (about twenty seconds), malformed commands and
+    """Every vector and 600 random runs (about twenty seconds), malformed commands and
     corrupted logs among their steps: the port declares every part and agrees with the
     reference on each answer, error name, ``ReplayError`` seq, projection and fold.
     ``--keep-going``: a failing vector is reported and the runs still play."""
-    status, summary = conform("--keep-going", "--examples", "400", "--seed", "42")
+    status, summary = conform("--keep-going", "--examples", "600", "--seed", "42")
     assert status == 0, summary
     assert summary["port"]["parts"] == list(PARTS)
     assert summary["vectors"]["failed"] == []
     assert summary["vectors"]["passed"] == len(list((ROOT / "specs" / "vectors").glob("*.json")))
-    assert summary["runs"]["played"] == 400
+    assert summary["runs"]["played"] == 600
 
 
 _RECORD = {"type": "host/x", "data": None}
