@@ -12,8 +12,12 @@ round to round (the suite's method): the reference in this process (CPU time, a
 (``ports/typescript/dist/bench.js``: the same workload through the package's
 ``reduce``, after an untimed warm-up, the process's CPU time, V8's collector left to
 itself). Figures are medians over rounds, per command; ratios are paired within rounds.
-Needs ``node`` and the built package (``npm ci && npm run build`` in ports/typescript);
-without them the figure says why.
+The same rounds also time decoding the workload's four commands from their JSON (what a
+host or the conformance port does first with a command that crossed a process boundary:
+``command_from_json`` against the package's ``commandFromJson``, which checks the whole
+document's shape before it builds a value, formats.md §1). Needs ``node`` and the built
+package (``npm ci && npm run build`` in ports/typescript); without them the figure says
+why.
 """
 
 from __future__ import annotations
@@ -27,13 +31,34 @@ from typing import IO, Any, Final
 
 from benchmarks import workloads
 from benchmarks.suite import CONFIGS, Config, Samples, paired, timed
-from inbox_core import AgentState
+from inbox_core import (
+    AgentState,
+    Completed,
+    Enter,
+    PreStepDecided,
+    StepFinished,
+    TurnStoppingDone,
+    followup,
+)
+from inbox_core.codec import command_from_json, command_to_json
 
 ROOT: Final = Path(__file__).resolve().parents[1]
 DRIVER: Final = ROOT / "ports" / "typescript" / "dist" / "bench.js"
 COMMANDS_PER_MESSAGE: Final = 4
 WARMUP_MESSAGES: Final = 20_000
 """Messages the port runs untimed first, on a state of their own: V8 compiles the path."""
+
+
+def workload_commands() -> list[dict[str, Any]]:
+    """The JSON of one B1 message's four commands: a followup, the pre-step decision that
+    enters the batch, the step's completion, the end of turn-stopping."""
+    commands = (
+        followup(workloads.message("m1")),
+        PreStepDecided(1, 1, Enter((workloads.message("m0"),))),
+        StepFinished(1, 1, Completed()),
+        TurnStoppingDone(1),
+    )
+    return [command_to_json(command) for command in commands]
 
 
 def unavailable() -> str | None:
@@ -86,9 +111,11 @@ def bench(config: Config) -> dict[str, Any]:
     next_message = {d: d + 1 for d in depths}
     reference = {d: Samples(batch * COMMANDS_PER_MESSAGE) for d in depths}
     port = {d: Samples(batch * COMMANDS_PER_MESSAGE) for d in depths}
+    documents = workload_commands()
+    decoded = {side: Samples(batch * len(documents)) for side in ("reference", "port")}
     driver = _Driver()
     try:
-        driver.call(op="setup", depths=list(depths), messages=total)
+        driver.call(op="setup", depths=list(depths), messages=total, documents=documents)
         driver.call(op="warmup", messages=WARMUP_MESSAGES)
 
         def run_reference(depth: int, timed_run: bool = True) -> None:
@@ -106,10 +133,25 @@ def bench(config: Config) -> dict[str, Any]:
             if timed_run:
                 port[depth].add(int(answer["cpuNs"]), int(answer["wallNs"]))
 
+        def decode_reference(depth: int, timed_run: bool = True) -> None:  # any depth
+            cpu, wall, _decoded = timed(
+                lambda: [command_from_json(doc) for _ in range(batch) for doc in documents]
+            )
+            if timed_run:
+                decoded["reference"].add(cpu, wall)
+
+        def decode_port(depth: int, timed_run: bool = True) -> None:  # any depth
+            answer = driver.call(op="decode", repeat=batch)
+            if timed_run:
+                decoded["port"].add(int(answer["cpuNs"]), int(answer["wallNs"]))
+
         for depth in depths:  # one untimed batch each: imports, caches, the JIT
             run_reference(depth, timed_run=False)
             run_port(depth, timed_run=False)
+        decode_reference(0, timed_run=False)
+        decode_port(0, timed_run=False)
         variants = [(run_reference, d) for d in depths] + [(run_port, d) for d in depths]
+        variants += [(decode_reference, 0), (decode_port, 0)]
         for r in range(config.rounds):
             shift = r % len(variants)
             for run, depth in variants[shift:] + variants[:shift]:
@@ -131,6 +173,9 @@ def bench(config: Config) -> dict[str, Any]:
         "reference_ratio_high_low": paired(reference[high], reference[low]),
         "port_spread": {str(d): port[d].summary()["spread"] for d in depths},
         "port_us_at_max_depth": port[high].per_unit_us(),
+        "decode_reference_us_per_command": decoded["reference"].per_unit_us(),
+        "decode_port_us_per_command": decoded["port"].per_unit_us(),
+        "decode_port_x_reference": paired(decoded["port"], decoded["reference"]),
     }
 
 
@@ -144,6 +189,9 @@ def main(argv: list[str] | None = None) -> int:
         for depth, us in result["port_us_per_command"].items():
             ref = result["reference_us_per_command"][depth]
             print(f"D={int(depth):>6,}: port {us:.2f} us/command, reference {ref:.2f} us/command")
+        port_decode = result["decode_port_us_per_command"]
+        reference_decode = result["decode_reference_us_per_command"]
+        print(f"decode: port {port_decode:.2f} us/command, reference {reference_decode:.2f}")
     return 0
 
 

@@ -66,6 +66,8 @@ def test_b9_the_typescript_port_beside_the_reference(result: dict[str, Any]) -> 
         assert all(_positive(value) for value in b9[key].values())
     assert _positive(b9["port_ratio_high_low"])
     assert b9["port_us_at_max_depth"] == b9["port_us_per_command"][str(max(suite.TINY.b1_depths))]
+    for key in ("decode_port_us_per_command", "decode_reference_us_per_command"):
+        assert _positive(b9[key])  # the four commands decoded from JSON, per command
 
 
 def test_b2(result: dict[str, Any]) -> None:

@@ -8,10 +8,11 @@
  *
  * The format is stated once, as one table per union below (built with `wire.ts`): a
  * member is tagged by its class's own `type` or `kind`, and a member with fields has a row
- * naming them with their camelCase keys and JSON types. Fields marked `check: false` are
- * judged by the value's own constructor, so a document that is well shaped but holds an
- * invalid value throws that value's error (`InvalidInput`, `InvalidSplice`); a wrong
- * shape is a `DecodeError` (formats.md §7, D17).
+ * naming them with their camelCase keys and JSON types. Decoding follows the one rule of
+ * formats.md §1, *Shapes and values* (D40): a document whose shape is wrong anywhere (what
+ * the JSON Schemas of `specs/schema` refuse) is a `DecodeError`; a well-shaped document
+ * holding a value that breaks its own rule throws that value's error (`InvalidInput`, or
+ * `InvalidSplice` for a splice's coordinates).
  */
 
 import {
@@ -40,7 +41,7 @@ import {
   StepFinished,
   TurnStoppingDone,
 } from "./commands.js";
-import { DecodeError, InboxCoreError, InvalidInput, shown } from "./errors.js";
+import { InvalidInput, shown } from "./errors.js";
 import {
   AbortedReason,
   AgentError,
@@ -113,6 +114,7 @@ import {
   array,
   bool,
   constant,
+  decode,
   field,
   int,
   mapOf,
@@ -125,19 +127,17 @@ import {
   tagged,
 } from "./wire.js";
 
-/** A builder calls a constructor with the raw JSON of fields its checks judge. */
+/** A builder hands a constructor the JSON of a field whose shape is checked: the value's
+ * own rules are the constructor's (`InvalidInput`, `InvalidSplice`). */
 const raw = (value: unknown): never => value as never;
 
 // -------------------------------------------------------------------------- scalars
-// `check: false`: the value's own constructor judges the JSON (InvalidInput/InvalidSplice).
+// Only JSON types, tags and enums are shapes; every other rule is the value's own.
 
 const TARGET = oneOf(TARGETS);
-const COUNT = int(); // turns and steps count from 1 (a value fact: replay checks numbering)
+const COUNT = int(); // turns and steps count from 1 (a value rule: the constructor's)
 const TEXT = str();
-const ID = str({ check: false });
-const ARG_TARGET = oneOf(TARGETS, { check: false });
-const ARG_COUNT = int({ check: false });
-const ARG_TEXT = str({ check: false });
+const ID = TEXT; // non-empty, at most maxIdLength: the constructor's rule
 const JSON_OBJECT = opaque(true);
 const ANY_JSON = opaque();
 
@@ -163,14 +163,14 @@ export const SOURCE = tagged<Source>(
       (f) => new PluginSource(raw(f["plugin"]), raw(f["form"]), raw(f["sections"]), raw(f["summary"])),
       [
         field("plugin", ID),
-        field("form", oneOf(PLUGIN_FORMS, { check: false }), { optional: true }),
-        field("sections", array(SECTION, { check: false }), { optional: true }),
-        field("summary", str({ check: false }), { optional: true }),
+        field("form", oneOf(PLUGIN_FORMS), { optional: true }),
+        field("sections", array(SECTION), { optional: true }),
+        field("summary", TEXT, { optional: true }),
       ],
     ),
     variant(GoalSource, "goal", (f) => new GoalSource(raw(f["goalId"]), raw(f["round"])), [
       field("goalId", ID),
-      field("round", int({ check: false })),
+      field("round", int()),
     ]),
     variant(ToolSource, "tool", (f) => new ToolSource(raw(f["callId"])), [field("callId", ID)]),
   ],
@@ -180,8 +180,7 @@ export const SOURCE = tagged<Source>(
       cls: ExtensionSource,
       prefix: "",
       encode: (source: ExtensionSource) => ({ ...source.fields, kind: source.kind }),
-      shape: () => {},
-      decode: (kind, data) => new ExtensionSource(kind, withoutKind(data)),
+      build: (kind, data) => new ExtensionSource(kind, withoutKind(data)),
     },
   },
 );
@@ -231,7 +230,7 @@ const REASON = tagged("turn/end reason", "kind", [
 // ---------------------------------------------------------------------- durable events
 
 /** `host/` and a non-empty name (R30): the decoder checks the prefix, HostRecord the name. */
-const HOST_TYPE = str({ prefix: HOST_PREFIX });
+const HOST_TYPE = str(HOST_PREFIX);
 /** A host record on its own (a report's `records`): exactly `{type, data}`. */
 const HOST_RECORD = record<HostRecord>(
   "hostRecord",
@@ -272,13 +271,12 @@ export const EVENT = tagged<DurableEvent>(
   ],
   {
     envelope: true,
-    extra: ["seq"], // a log record's position, accepted and ignored
+    extra: { seq: int() }, // a log record's position: an integer, ignored (load checks it)
     fallback: {
       cls: HostRecord,
       prefix: HOST_PREFIX,
       encode: (value: HostRecord) => ({ type: value.type, data: value.data }),
-      shape: () => {},
-      decode: (type, data) => new HostRecord(type, data), // data verbatim (R30)
+      build: (type, data) => new HostRecord(type, data), // data verbatim (R30)
     },
   },
 );
@@ -313,19 +311,18 @@ export const NOTIFICATION = tagged<Notification>(
 
 // ---------------------------------------------------------------------------- commands
 
-/** The input class a send's target and wakeup name (R11, R12). */
+/** The input class a send's target and wakeup name (R11, R12); the shape check has seen
+ * a target of the two and a boolean wakeup. */
 function inputOf(f: Fields): ResolvedAgentInput {
-  const target = f["target"];
-  if (target === "next-turn") return new NextTurnInput(raw(f["message"]), raw(f["contexts"]), target, raw(f["wakeup"]));
-  if (target === "next-step" && f["wakeup"] === true) return new SteerInput(raw(f["message"]), raw(f["contexts"]), target, true);
-  // decoded contexts are checked at run time: InvalidInput unless empty (R11)
-  if (target === "next-step") return new InjectInput(raw(f["message"]), raw(f["contexts"]), target, raw(f["wakeup"]));
-  throw new DecodeError(`input: unknown target ${shown(target)}`);
+  const [message, contexts, wakeup] = [raw(f["message"]), raw(f["contexts"]), raw(f["wakeup"])];
+  if (f["target"] === "next-turn") return new NextTurnInput(message, contexts, "next-turn", wakeup);
+  if (wakeup) return new SteerInput(message, contexts, "next-step", true);
+  return new InjectInput(message, contexts, "next-step", false); // InvalidInput with contexts (R11)
 }
 
 const INPUT = record<ResolvedAgentInput>(
   "input",
-  [field("message", MESSAGE), field("contexts", MESSAGES), field("target", ARG_TARGET), field("wakeup", bool({ check: false }))],
+  [field("message", MESSAGE), field("contexts", MESSAGES), field("target", TARGET), field("wakeup", bool())],
   inputOf,
 );
 const DECISION = tagged("decision", "kind", [
@@ -336,24 +333,24 @@ const OUTCOME = tagged("outcome", "kind", [
   variant(Continue, "continue", () => new Continue()),
   variant(Completed, "completed", () => new Completed()),
   variant(MaxTokens, "max-tokens", () => new MaxTokens()),
-  variant(Failed, "failed", (f) => new Failed(raw(f["message"]), raw(f["code"])), [field("message", ARG_TEXT), field("code", ARG_TEXT)]),
+  variant(Failed, "failed", (f) => new Failed(raw(f["message"]), raw(f["code"])), [field("message", TEXT), field("code", TEXT)]),
 ]);
 const EXPECTATION = tagged("expectation", "kind", [
   variant(ExpectIdle, "idle", () => new ExpectIdle()),
-  variant(ExpectTurn, "turn", (f) => new ExpectTurn(raw(f["turn"])), [field("turn", ARG_COUNT)]),
+  variant(ExpectTurn, "turn", (f) => new ExpectTurn(raw(f["turn"])), [field("turn", COUNT)]),
 ]);
 /** A guarded command's expectation (R34), absent when null (`null` reads as absent, D12). */
 const EXPECT = field("expect", nullable(EXPECTATION), { optional: true });
 /** A report's host records (R30): written only when there are some. */
 const RECORDS = field("records", array(HOST_RECORD), { optional: true, fallback: [] });
-const REPORT = [field("turn", ARG_COUNT), field("step", ARG_COUNT)];
+const REPORT = [field("turn", COUNT), field("step", COUNT)];
 
 export const COMMAND = tagged<Command>("command", "type", [
   variant(Send, "send", (f) => new Send(raw(f["input"]), raw(f["expect"])), [field("input", INPUT), EXPECT]),
   variant(Splice, "splice", (f) => new Splice(raw(f["target"]), raw(f["start"]), raw(f["deleteCount"]), raw(f["inserted"])), [
-    field("target", ARG_TARGET),
-    field("start", int({ check: false })),
-    field("deleteCount", int({ check: false })),
+    field("target", TARGET),
+    field("start", int()),
+    field("deleteCount", int()),
     field("inserted", array(ENTRY)),
   ]),
   variant(Clear, "clear", () => new Clear()),
@@ -364,13 +361,13 @@ export const COMMAND = tagged<Command>("command", "type", [
   variant(Remove, "remove", (f) => new Remove(raw(f["messageId"])), [field("messageId", ID)]),
   variant(Move, "move", (f) => new Move(raw(f["messageId"]), raw(f["target"]), raw(f["expect"])), [
     field("messageId", ID),
-    field("target", ARG_TARGET),
+    field("target", TARGET),
     EXPECT,
   ]),
   // a disposed cause decodes, and Cancel's check refuses it with InvalidInput (D17)
   variant(Cancel, "cancel", (f) => new Cancel(raw(f["cause"]), raw(f["keepInbox"]), raw(f["expect"])), [
     field("cause", CAUSE),
-    field("keepInbox", bool({ check: false })),
+    field("keepInbox", bool()),
     EXPECT,
   ]),
   variant(Dispose, "dispose", () => new Dispose()),
@@ -387,7 +384,7 @@ export const COMMAND = tagged<Command>("command", "type", [
     PreStepFailed,
     "pre-step-failed",
     (f) => new PreStepFailed(raw(f["turn"]), raw(f["step"]), raw(f["message"]), raw(f["code"]), raw(f["records"])),
-    [...REPORT, field("message", ARG_TEXT), field("code", ARG_TEXT), RECORDS],
+    [...REPORT, field("message", TEXT), field("code", TEXT), RECORDS],
   ),
   variant(
     StepFinished,
@@ -396,7 +393,7 @@ export const COMMAND = tagged<Command>("command", "type", [
     [...REPORT, field("outcome", OUTCOME), RECORDS],
   ),
   variant(TurnStoppingDone, "turn-stopping-done", (f) => new TurnStoppingDone(raw(f["turn"]), raw(f["records"])), [
-    field("turn", ARG_COUNT),
+    field("turn", COUNT),
     RECORDS,
   ]),
 ]);
@@ -443,7 +440,7 @@ export function sourceToJson(source: Source): Json {
 }
 
 export function sourceFromJson(data: unknown): Source {
-  return SOURCE.decode(data, "source");
+  return decode(SOURCE, data, "source");
 }
 
 /** `{"id","role":"user","content":[...],"source":{...},"metadata"?}`. */
@@ -452,7 +449,7 @@ export function messageToJson(message: UserMessage): Json {
 }
 
 export function messageFromJson(data: unknown): UserMessage {
-  return MESSAGE.decode(data, "message");
+  return decode(MESSAGE, data, "message");
 }
 
 export function entryToJson(entry: Entry): Json {
@@ -464,9 +461,10 @@ export function eventToJson(event: DurableEvent): Json {
   return EVENT.encode(event);
 }
 
-/** Decode `{"type","data"}`; a log record's extra `"seq"` is accepted and ignored. */
+/** Decode `{"type","data"}`; a log record's `"seq"`, an integer, is accepted and ignored
+ * here (`loadLog` checks it against the record's position). */
 export function eventFromJson(data: unknown): DurableEvent {
-  return EVENT.decode(data, "durable event");
+  return decode(EVENT, data, "durable event");
 }
 
 export function notificationToJson(notification: Notification): Json {
@@ -474,7 +472,7 @@ export function notificationToJson(notification: Notification): Json {
 }
 
 export function notificationFromJson(data: unknown): Notification {
-  return NOTIFICATION.decode(data, "notification");
+  return decode(NOTIFICATION, data, "notification");
 }
 
 /** The vectors' command form: `{"type": <kebab-case name>, ...fields}`; a report's
@@ -483,38 +481,11 @@ export function commandToJson(command: Command): Json {
   return COMMAND.encode(command);
 }
 
-/**
- * Whether `commandFromJson` checks the shape of the whole document (`wire.shape`: objects,
- * keys, tags, JSON types, enums) before it builds any value, so that a shape error
- * anywhere is a `DecodeError` before any value error. Off while the reference decodes
- * field by field, where a value error met first (an empty id) beats a shape error further
- * on; the one rule issue 33 proposes turns it on.
- */
-export const SHAPE_FIRST = false;
-
-export interface DecodeOptions {
-  /** `SHAPE_FIRST` for this call. */
-  readonly shapeFirst?: boolean;
-}
-
-/** A command from its JSON form (formats.md §7): `DecodeError` for a wrong shape, the
- * value's own error (`InvalidInput`, `InvalidSplice`) for an invalid value. */
-export function commandFromJson(data: unknown, options: DecodeOptions = {}): Command {
-  if (options.shapeFirst ?? SHAPE_FIRST) COMMAND.shape(data, "command");
-  return COMMAND.decode(data, "command");
-}
-
-/** Decode the events of a log; any event that does not decode (its shape or its values)
- * is a `DecodeError` naming its index. */
-export function logFromJson(log: readonly unknown[]): DurableEvent[] {
-  return log.map((data, index) => {
-    try {
-      return eventFromJson(data);
-    } catch (error) {
-      if (error instanceof InboxCoreError) throw new DecodeError(`log event ${index}: ${error.message}`);
-      throw error;
-    }
-  });
+/** A command from its JSON form (formats.md §7), by the one rule of formats.md §1 (D40):
+ * `DecodeError` if its shape is wrong anywhere, else the error of a value that breaks its
+ * rule (`InvalidInput`, `InvalidSplice` for a splice's coordinates). */
+export function commandFromJson(data: unknown): Command {
+  return decode(COMMAND, data, "command");
 }
 
 /** `{"kind": "pre-step"|"step"|"turn-stopping", "turn", "step"?, "batch"?}` or null. */

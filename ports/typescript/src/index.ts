@@ -46,7 +46,6 @@ export {
   steer,
 } from "./commands.js";
 export {
-  type DecodeOptions,
   awaitingToJson,
   commandFromJson,
   commandToJson,
@@ -56,7 +55,6 @@ export {
   fatesToJson,
   foldsToJson,
   goalRoundsToJson,
-  logFromJson,
   messageFromJson,
   messageToJson,
   notificationFromJson,
@@ -175,4 +173,4 @@ export {
   createUserMessage,
   isHumanPrompt,
 } from "./values.js";
-export { applyStep, runVector } from "./vectors.js";
+export { applyStep, loadLog, runVector } from "./vectors.js";

@@ -6,13 +6,12 @@
  * commands `apply` reduces on it; it declares every part.
  */
 
-import { foldsToJson, logFromJson, projectionToJson } from "./codec.js";
+import { foldsToJson, projectionToJson } from "./codec.js";
 import { InboxCoreError, ReplayError } from "./errors.js";
 import type { DurableEvent } from "./events.js";
 import { isJsonObject, parseJson } from "./json.js";
-import { replay } from "./replay.js";
 import { AgentState } from "./state.js";
-import { applyStep } from "./vectors.js";
+import { applyStep, loadLog } from "./vectors.js";
 
 export const PROTOCOL_VERSION = 1;
 export const PARTS = ["inbox", "core", "fates", "transcript", "goalRounds"] as const;
@@ -75,9 +74,7 @@ export class Port {
         if (request["protocol"] !== PROTOCOL_VERSION) throw new ProtocolError(`this port speaks protocol ${PROTOCOL_VERSION}`);
         return { ok: true, protocol: PROTOCOL_VERSION, name: NAME, parts: [...PARTS] };
       case "load": {
-        const events = logFromJson(request["log"] as unknown[]);
-        this.state = replay(events); // nothing changes if replay throws
-        this.log = events;
+        ({ events: this.log, state: this.state } = loadLog(request["log"] as unknown[])); // nothing changes if it throws
         return { ok: true, projection: projectionToJson(this.state, this.log) };
       }
       case "apply": {
@@ -89,11 +86,8 @@ export class Port {
       }
       case "projection":
         return { ok: true, projection: projectionToJson(this.state, this.log) };
-      case "fold": {
-        const events = logFromJson(request["log"] as unknown[]);
-        replay(events); // a log that does not replay is a ReplayError naming its seq
-        return { ok: true, ...foldsToJson(events) };
-      }
+      case "fold": // the folds of a log load refuses are not defined: its ReplayError
+        return { ok: true, ...foldsToJson(loadLog(request["log"] as unknown[]).events) };
       default: // "bye" is answered by the reader
         return { ok: true };
     }

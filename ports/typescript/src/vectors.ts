@@ -7,7 +7,7 @@
  * never equals `1` and `1` never equals `1.0`.
  */
 
-import { commandFromJson, eventToJson, foldsToJson, logFromJson, notificationToJson, projectionToJson } from "./codec.js";
+import { commandFromJson, eventFromJson, eventToJson, foldsToJson, notificationToJson, projectionToJson } from "./codec.js";
 import { InboxCoreError, ReplayError } from "./errors.js";
 import type { DurableEvent } from "./events.js";
 import { canonicalJson, isJsonObject } from "./json.js";
@@ -45,6 +45,44 @@ export function applyStep(state: AgentState, command: unknown): StepRun {
   }
 }
 
+/**
+ * A log given as JSON, decoded and replayed: its events and the state they fold into.
+ *
+ * The documents are durable events, or log records that also carry their `seq`
+ * (formats.md §5), a JSON integer that must then be their position. `ReplayError` names
+ * the first event that does not decode (a shape or a value error alike), whose seq is not
+ * its position, or that `replay` refuses: what the protocol's `load` and `fold` answer for
+ * a log they cannot take (specs/ports.md).
+ */
+export function loadLog(documents: readonly unknown[]): { events: DurableEvent[]; state: AgentState } {
+  const events: DurableEvent[] = [];
+  let refused: ReplayError | null = null;
+  for (const [index, document] of documents.entries()) {
+    const event = logItem(document, index);
+    if (event instanceof ReplayError) {
+      refused = event;
+      break;
+    }
+    events.push(event);
+  }
+  const state = replay(events); // an earlier event that replay refuses comes first
+  if (refused !== null) throw refused;
+  return { events, state };
+}
+
+/** The event of the log item `document` at `index`, or why it is refused before replay. */
+function logItem(document: unknown, index: number): DurableEvent | ReplayError {
+  let event: DurableEvent;
+  try {
+    event = eventFromJson(document);
+  } catch (error) {
+    if (!(error instanceof InboxCoreError)) throw error;
+    return new ReplayError(index, `the event does not decode: ${error.message}`);
+  }
+  const seq = (document as Record<string, unknown>)["seq"]; // an integer when present
+  return seq === undefined || seq === index ? event : new ReplayError(index, `a log record with seq ${String(seq)} at position ${index}`);
+}
+
 /** Pass or fail of one vector; `problem` says where the first difference is. */
 export interface VectorResult {
   readonly name: string;
@@ -62,21 +100,16 @@ export function runVector(doc: unknown): VectorResult {
   const name = doc["name"];
   const fail = (problem: string): VectorResult => ({ name, passed: false, problem });
   const seed = Array.isArray(doc["seed"]) ? doc["seed"] : [];
-  let log: DurableEvent[];
-  try {
-    log = logFromJson(seed);
-  } catch (error) {
-    return fail(`the seed does not decode: ${String(error)}`);
-  }
   const expected = doc["replayError"];
+  let log: DurableEvent[];
   let state: AgentState;
   try {
-    state = replay(log);
+    ({ events: log, state } = loadLog(seed));
   } catch (error) {
     if (error instanceof ReplayError && isJsonObject(expected) && expected["seq"] === error.seq) {
       return { name, passed: true, problem: "" };
     }
-    return fail(`the seed does not replay: ${String(error)}`);
+    return fail(`the seed does not load: ${String(error)}`);
   }
   if (expected !== undefined) return fail("the seed replays, but the vector expects a ReplayError");
   for (const [index, step] of (doc["commands"] as unknown[]).entries()) {

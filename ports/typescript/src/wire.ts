@@ -4,28 +4,26 @@
  * `codec.ts` states the wire format once, as data built from the pieces here. A *wire*
  * is the JSON form of one value:
  *
- * - scalars: `int`, `str`, `bool`, `oneOf` (each with a `check` flag), `constant`,
- *   `opaque` (JSON kept verbatim), and the combinators `array`, `nullable`, `mapOf`;
+ * - scalars: `int`, `str`, `bool`, `oneOf`, `constant`, `opaque` (JSON kept verbatim),
+ *   and the combinators `array`, `nullable`, `mapOf`;
  * - `record`: an object whose keys are the fields of one class (entries, messages);
  * - `tagged`: a union tagged by `"kind"` or `"type"`, flat (`{"kind": tag, ...fields}`)
  *   or an envelope (`{"type": tag, "data": {...fields}}`), with an optional fallback for
  *   tags outside the table (extension sources, host records).
  *
- * A wire answers three questions about a document:
+ * Decoding follows the one rule of formats.md §1, *Shapes and values* (D40), in two
+ * passes, so that a shape error anywhere beats a value error anywhere:
  *
- * - `encode(value)`: its JSON data;
- * - `shape(data)`: whether it has the shape of the format (objects, required and unknown
- *   keys, tags, JSON types, enums), a `DecodeError` otherwise, for the whole document
- *   before any value is built;
- * - `decode(data)`: the value, field by field in table order, each value built by its
- *   class's constructor as soon as its fields are read. A scalar wire with `check: false`
- *   hands its JSON to the constructor unchecked, so the value's own check throws its own
- *   error (`InvalidInput`, `InvalidSplice`); with `check: true` a wrong JSON type is a
- *   `DecodeError` right there.
+ * - `shape(data)`: whether the whole document has the shape of the format, what the JSON
+ *   Schemas of `specs/schema` check (objects, required and unknown keys, tags, JSON types,
+ *   enums; `null` in an optional key is its absence), a `DecodeError` otherwise; it
+ *   builds nothing;
+ * - `build(data)`: the value of a document whose shape is right, field by field in table
+ *   order, each value built by its class's constructor as soon as its fields are read, so
+ *   a value that breaks its own rule throws that value's error (`InvalidInput`,
+ *   `InvalidSplice`: a command's values are built before the command).
  *
- * The reference decodes in that interleaved order today (a value error met first beats a
- * shape error further on); `shape` then `decode` is the order of the rule that a shape
- * error anywhere beats a value error anywhere (`codec.ts`, `shapeFirst`).
+ * `decode(wire, data)` runs both.
  */
 
 import { DecodeError, InvalidInput, shown } from "./errors.js";
@@ -33,8 +31,17 @@ import { JsonFloat, isJsonObject } from "./json.js";
 
 export interface Wire<T = unknown> {
   encode(value: T): unknown;
+  /** `DecodeError` unless `data` has this wire's shape; builds nothing. */
   shape(data: unknown, what: string): void;
-  decode(data: unknown, what: string): T;
+  /** The value of `data`, whose shape `shape` has accepted. */
+  build(data: unknown, what: string): T;
+}
+
+/** The value of a whole document: `DecodeError` if its shape is wrong anywhere, else the
+ * value, or the error of the first value that refuses to be built. */
+export function decode<T>(wire: Wire<T>, data: unknown, what: string): T {
+  wire.shape(data, what);
+  return wire.build(data, what);
 }
 
 type Data = Readonly<Record<string, unknown>>;
@@ -42,10 +49,15 @@ type Data = Readonly<Record<string, unknown>>;
 /** `data` as an object holding every `required` key and no key outside `allowed`. */
 export function closedObject(data: unknown, what: string, required: readonly string[], allowed: ReadonlySet<string>): Data {
   if (!isJsonObject(data)) throw new DecodeError(`${what}: expected a JSON object, got ${kindOf(data)}`);
-  const missing = required.filter((key) => !Object.hasOwn(data, key));
-  if (missing.length) throw new DecodeError(`${what}: missing ${missing.join(", ")}`);
-  const unknown = Object.keys(data).filter((key) => !allowed.has(key));
-  if (unknown.length) throw new DecodeError(`${what}: unknown keys ${unknown.map((key) => shown(key)).join(", ")}`);
+  for (const key of required) {
+    if (!Object.hasOwn(data, key)) throw new DecodeError(`${what}: missing ${required.filter((k) => !Object.hasOwn(data, k)).join(", ")}`);
+  }
+  for (const key of Object.keys(data)) {
+    if (!allowed.has(key)) {
+      const unknown = Object.keys(data).filter((k) => !allowed.has(k));
+      throw new DecodeError(`${what}: unknown keys ${unknown.map((k) => shown(k)).join(", ")}`);
+    }
+  }
   return data;
 }
 
@@ -63,80 +75,66 @@ export function isJsonInt(data: unknown): data is number | bigint {
 
 // -------------------------------------------------------------------------- scalars
 
-interface ScalarOptions {
-  /** Decoding checks the JSON type (`DecodeError`); without, the constructor judges it. */
-  readonly check?: boolean;
-}
-
-function scalar(test: (data: unknown) => boolean, expected: string, options: ScalarOptions): Wire<unknown> {
-  const check = options.check ?? true;
-  const shape = (data: unknown, what: string): void => {
-    if (!test(data)) throw new DecodeError(`${what}: expected ${expected}, got ${shown(data)}`);
-  };
+/** A JSON scalar whose shape `test` judges; it builds to its JSON value, which the
+ * constructor that takes it judges by the value's rules. */
+function scalar(test: (data: unknown) => boolean, expected: string): Wire<unknown> {
   return {
     encode: (value) => value,
-    shape,
-    decode(data, what) {
-      if (check) shape(data, what);
-      return data;
+    shape(data, what) {
+      if (!test(data)) throw new DecodeError(`${what}: expected ${expected}, got ${shown(data)}`);
     },
+    build: (data) => data,
   };
 }
 
-/** A JSON integer (never a bool); a minimum is the value's own check. */
-export function int(options: ScalarOptions = {}): Wire<unknown> {
-  return scalar(isJsonInt, "an integer", options);
+/** A JSON integer (never a bool, never `1.0`); a minimum or a bound is a value rule. */
+export function int(): Wire<unknown> {
+  return scalar(isJsonInt, "an integer");
 }
 
-/** A JSON string, starting with `prefix` when one is given. */
-export function str(options: ScalarOptions & { readonly prefix?: string } = {}): Wire<unknown> {
-  const prefix = options.prefix ?? "";
-  return scalar((data) => typeof data === "string" && data.startsWith(prefix), prefix ? `a string starting with ${prefix}` : "a string", options);
+/** A JSON string, starting with `prefix` when one is given (a shape: a host record's
+ * type); lengths are value rules. */
+export function str(prefix = ""): Wire<unknown> {
+  return scalar((data) => typeof data === "string" && data.startsWith(prefix), prefix ? `a string starting with ${prefix}` : "a string");
 }
 
-export function bool(options: ScalarOptions = {}): Wire<unknown> {
-  return scalar((data) => typeof data === "boolean", "a boolean", options);
+export function bool(): Wire<unknown> {
+  return scalar((data) => typeof data === "boolean", "a boolean");
 }
 
-/** One of a closed set of strings. */
-export function oneOf(values: readonly string[], options: ScalarOptions = {}): Wire<unknown> {
-  return scalar((data) => typeof data === "string" && values.includes(data), `one of ${values.join(", ")}`, options);
+/** One of a closed set of strings (an enum: a value outside it is a shape error). */
+export function oneOf(values: readonly string[]): Wire<unknown> {
+  return scalar((data) => typeof data === "string" && values.includes(data), `one of ${values.join(", ")}`);
 }
 
 /** Always this string (a message's `role`). */
 export function constant(value: string): Wire<unknown> {
-  return scalar((data) => data === value, JSON.stringify(value), {});
+  return scalar((data) => data === value, JSON.stringify(value));
 }
 
 /** JSON the core never looks into, kept verbatim; the value's constructor freezes and
- * checks it. `objectOnly`: its shape is an object. */
+ * checks it (its limits are value rules). `objectOnly`: its shape is an object. */
 export function opaque(objectOnly = false): Wire<unknown> {
   return {
     encode: (value) => value,
     shape(data, what) {
       if (objectOnly && !isJsonObject(data)) throw new DecodeError(`${what}: expected a JSON object, got ${kindOf(data)}`);
     },
-    decode: (data) => data,
+    build: (data) => data,
   };
 }
 
 // ---------------------------------------------------------------------- combinators
 
-/** A JSON array of `item`; decodes to an array (`check: false`: passed on unchecked). */
-export function array<T>(item: Wire<T>, options: ScalarOptions = {}): Wire<readonly T[]> {
-  const check = options.check ?? true;
-  const shape = (data: unknown, what: string): void => {
-    if (!Array.isArray(data)) throw new DecodeError(`${what}: expected an array, got ${kindOf(data)}`);
-    for (const element of data) item.shape(element, what);
-  };
+/** A JSON array of `item`; builds an array. */
+export function array<T>(item: Wire<T>): Wire<readonly T[]> {
   return {
     encode: (value) => value.map((element) => item.encode(element)),
-    shape,
-    decode(data, what) {
-      if (!check) return data as readonly T[];
+    shape(data, what) {
       if (!Array.isArray(data)) throw new DecodeError(`${what}: expected an array, got ${kindOf(data)}`);
-      return data.map((element: unknown) => item.decode(element, what));
+      for (const element of data) item.shape(element, what);
     },
+    build: (data, what) => (data as unknown[]).map((element) => item.build(element, what)),
   };
 }
 
@@ -147,7 +145,7 @@ export function nullable<T>(inner: Wire<T>): Wire<T | null> {
     shape(data, what) {
       if (data !== null) inner.shape(data, what);
     },
-    decode: (data, what) => (data === null ? null : inner.decode(data, what)),
+    build: (data, what) => (data === null ? null : inner.build(data, what)),
   };
 }
 
@@ -163,19 +161,16 @@ export function mapOf<T>(value: Wire<T>): Wire<ReadonlyMap<string, T>> {
       if (!isJsonObject(data)) throw new DecodeError(`${what}: expected a JSON object, got ${kindOf(data)}`);
       for (const [key, item] of Object.entries(data)) value.shape(item, `${what} ${key}`);
     },
-    decode(data, what) {
-      if (!isJsonObject(data)) throw new DecodeError(`${what}: expected a JSON object, got ${kindOf(data)}`);
-      return new Map(Object.entries(data).map(([key, item]) => [key, value.decode(item, `${what} ${key}`)]));
-    },
+    build: (data, what) => new Map(Object.entries(data as Data).map(([key, item]) => [key, value.build(item, `${what} ${key}`)])),
   };
 }
 
 // --------------------------------------------------------------------------- fields
 
 /** Attribute `attr` of the value as key `key`. `optional`: the key is left out when the
- * value equals `fallback`, and an absent key reads as `fallback` (a `null` too when the
- * fallback is null, D12). `rejectFallback`: writing the fallback explicitly is a
- * `DecodeError` (`removedCount` is absent when 0, D12). */
+ * value equals `fallback`, and an absent key, or `null` in it (formats.md §1, D12), reads
+ * as `fallback`. `rejectFallback`: writing the fallback explicitly breaks a value rule,
+ * `InvalidInput` (`removedCount` is absent when 0, D12). */
 export interface Field {
   readonly attr: string;
   readonly key: string;
@@ -216,24 +211,28 @@ export type Slot = Field | Nest;
 /** What the decoder hands a builder: the attributes read, by name. */
 export type Fields = Readonly<Record<string, unknown>>;
 
-/** Equal to a fallback the way the reference compares (`0 == False == 0.0`). */
-function isFallback(data: unknown, fallback: unknown): boolean {
-  if (data === fallback) return true;
-  if (fallback === 0) return data === false || (data instanceof JsonFloat && data.value === 0);
-  return false;
+/** Whether an optional key is absent: left out, or `null` (formats.md §1). */
+function absent(object: Data, key: string): boolean {
+  return !Object.hasOwn(object, key) || object[key] === null;
 }
 
-/** Reads and writes the slots of one object. */
+/** Reads and writes the slots of one object, named `what` in error messages. */
 class Slots {
   readonly required: readonly string[];
   readonly allowed: ReadonlySet<string>;
+  /** Per slot: where it is, for error messages (made once: decoding allocates no text). */
+  private readonly wheres: readonly string[];
+  private readonly nests: ReadonlyMap<string, Slots>;
 
   constructor(
     readonly slots: readonly Slot[],
+    readonly what: string,
     fixed: readonly string[] = [],
   ) {
     this.required = [...fixed, ...slots.filter((slot) => !("optional" in slot) || !slot.optional).map((slot) => slot.key)];
     this.allowed = new Set([...fixed, ...slots.map((slot) => slot.key)]);
+    this.wheres = slots.map((slot) => `${what} ${slot.key}`);
+    this.nests = new Map(slots.filter((slot): slot is Nest => "nest" in slot).map((slot) => [slot.key, new Slots(slot.fields, `${what} ${slot.key}`)]));
   }
 
   encode(value: unknown, out: Record<string, unknown>): Record<string, unknown> {
@@ -252,42 +251,29 @@ class Slots {
     return out;
   }
 
-  shape(data: unknown, what: string): void {
-    const object = closedObject(data, what, this.required, this.allowed);
-    for (const slot of this.slots) {
-      const where = `${what} ${slot.key}`;
-      if ("nest" in slot) {
-        new Slots(slot.fields).shape(object[slot.key], where);
-        continue;
-      }
-      if (slot.optional) {
-        const item = object[slot.key];
-        if (!Object.hasOwn(object, slot.key) || (item === null && slot.fallback === null)) continue;
-        if (slot.rejectFallback && isFallback(item, slot.fallback)) throw new DecodeError(`${what}: ${slot.key} is absent when ${String(slot.fallback)}`);
-      }
-      slot.wire.shape(object[slot.key], where);
-    }
+  shape(data: unknown): void {
+    const object = closedObject(data, this.what, this.required, this.allowed);
+    this.slots.forEach((slot, index) => {
+      if ("nest" in slot) this.nests.get(slot.key)!.shape(object[slot.key]);
+      else if (!slot.optional || !absent(object, slot.key)) slot.wire.shape(object[slot.key], this.wheres[index]!);
+    });
   }
 
-  decode(data: unknown, what: string): Record<string, unknown> {
-    const object = closedObject(data, what, this.required, this.allowed);
+  build(data: unknown): Record<string, unknown> {
+    const object = data as Data;
     const fields: Record<string, unknown> = {};
-    for (const slot of this.slots) {
-      const where = `${what} ${slot.key}`;
+    this.slots.forEach((slot, index) => {
       if ("nest" in slot) {
-        Object.assign(fields, new Slots(slot.fields).decode(object[slot.key], where));
-        continue;
-      }
-      if (slot.optional) {
-        const item = object[slot.key];
-        if (!Object.hasOwn(object, slot.key) || (item === null && slot.fallback === null)) {
-          fields[slot.attr] = slot.fallback;
-          continue;
+        Object.assign(fields, this.nests.get(slot.key)!.build(object[slot.key]));
+      } else if (slot.optional && absent(object, slot.key)) {
+        fields[slot.attr] = slot.fallback;
+      } else {
+        if (slot.rejectFallback && object[slot.key] === slot.fallback) {
+          throw new InvalidInput(`${this.what}: ${slot.key} is absent when ${String(slot.fallback)}`);
         }
-        if (slot.rejectFallback && isFallback(item, slot.fallback)) throw new DecodeError(`${what}: ${slot.key} is absent when ${String(slot.fallback)}`);
+        fields[slot.attr] = slot.wire.build(object[slot.key], this.wheres[index]!);
       }
-      fields[slot.attr] = slot.wire.decode(object[slot.key], where);
-    }
+    });
     return fields;
   }
 }
@@ -299,13 +285,13 @@ function sameAsFallback(item: unknown, fallback: unknown): boolean {
 
 // --------------------------------------------------------------------------- records
 
-/** An object of `slots`; decoding builds the value with `build(fields)`. */
-export function record<T>(name: string, slots: readonly Slot[], build: (fields: Fields) => T): Wire<T> {
-  const table = new Slots(slots);
+/** An object of `slots`; building makes the value with `make(fields)`. */
+export function record<T>(name: string, slots: readonly Slot[], make: (fields: Fields) => T): Wire<T> {
+  const table = new Slots(slots, name);
   return {
     encode: (value) => table.encode(value, {}),
-    shape: (data, what) => table.shape(data, what || name),
-    decode: (data, what) => build(table.decode(data, what || name)),
+    shape: (data) => table.shape(data),
+    build: (data) => make(table.build(data)),
   };
 }
 
@@ -322,19 +308,20 @@ export interface Variant {
 }
 
 /** The member that takes the tags outside the table that start with `prefix`:
- * `decode(tag, data)` gets the whole object of a flat union, the `data` of an envelope. */
+ * `build(tag, data)` gets the whole object of a flat union, the `data` of an envelope,
+ * whose shape is any JSON (the fallback's value checks it). */
 export interface Fallback {
   readonly cls: abstract new (...args: never[]) => unknown;
   readonly prefix: string;
   readonly encode: (value: never) => unknown;
-  readonly shape: (tag: string, data: unknown, what: string) => void;
-  readonly decode: (tag: string, data: unknown) => unknown;
+  readonly build: (tag: string, data: unknown) => unknown;
 }
 
 export interface TaggedOptions {
-  /** `{"type", "data"}`; `extra`: keys tolerated next to them (a log record's `seq`). */
+  /** `{"type", "data"}`; `extra`: keys tolerated next to them, with their shape, which
+   * the value ignores (a log record's `seq`). */
   readonly envelope?: boolean;
-  readonly extra?: readonly string[];
+  readonly extra?: Readonly<Record<string, Wire>>;
   readonly fallback?: Fallback;
 }
 
@@ -342,32 +329,21 @@ export interface TaggedOptions {
 export function tagged<T>(what: string, key: "kind" | "type", variants: readonly Variant[], options: TaggedOptions = {}): Wire<T> {
   const envelope = options.envelope ?? false;
   const fallback = options.fallback;
-  const envelopeAllowed = new Set(["type", "data", ...(options.extra ?? [])]);
+  const extra = options.extra ?? {};
+  const envelopeAllowed = new Set(["type", "data", ...Object.keys(extra)]);
   const byTag = new Map<string, { variant: Variant; slots: Slots }>();
   const byClass = new Map<unknown, { variant: Variant; slots: Slots }>();
   for (const variant of variants) {
-    const entry = { variant, slots: new Slots(variant.slots ?? [], envelope ? [] : [key]) };
+    const entry = { variant, slots: new Slots(variant.slots ?? [], envelope ? variant.tag : `${variant.tag} ${what}`, envelope ? [] : [key]) };
     if (byTag.has(variant.tag)) throw new TypeError(`codec table ${what}: duplicate tag ${variant.tag}`);
     byTag.set(variant.tag, entry);
     byClass.set(variant.cls, entry);
   }
 
-  /** The tag and the body of a document, or DecodeError. */
-  function open(data: unknown, where: string): [string, unknown] {
-    if (envelope) {
-      const object = closedObject(data, where, ["type", "data"], envelopeAllowed);
-      const tag = object["type"];
-      if (typeof tag !== "string") throw new DecodeError(`${where}: type must be a string, got ${shown(tag)}`);
-      return [tag, object["data"]];
-    }
-    if (!isJsonObject(data) || typeof data[key] !== "string") {
-      throw new DecodeError(`${where}: expected an object with a string ${JSON.stringify(key)}`);
-    }
-    return [data[key] as string, data];
-  }
-
-  function unknownTag(tag: string, where: string): never {
-    throw new DecodeError(`${where}: unknown ${key} ${shown(tag)}`);
+  /** The tag and the body of a document whose envelope (or tag) is well shaped. */
+  function open(data: unknown): [string, unknown] {
+    const object = data as Data;
+    return envelope ? [object["type"] as string, object["data"]] : [object[key] as string, object];
   }
 
   return {
@@ -385,33 +361,34 @@ export function tagged<T>(what: string, key: "kind" | "type", variants: readonly
       if (envelope) return { type: variant.tag, data: slots.encode(value, {}) };
       return slots.encode(value, { [key]: variant.tag });
     },
-    shape(data, where) {
-      where = where || what;
-      const [tag, body] = open(data, where);
+    shape(data, at) {
+      at = at || what;
+      if (envelope) {
+        const object = closedObject(data, at, ["type", "data"], envelopeAllowed);
+        if (typeof object["type"] !== "string") throw new DecodeError(`${at}: type must be a string, got ${shown(object["type"])}`);
+        for (const [name, wire] of Object.entries(extra)) if (Object.hasOwn(object, name)) wire.shape(object[name], `${at} ${name}`);
+      } else if (!isJsonObject(data) || typeof data[key] !== "string") {
+        throw new DecodeError(`${at}: expected an object with a string ${JSON.stringify(key)}`);
+      }
+      const [tag, body] = open(data);
       const entry = byTag.get(tag);
       if (entry !== undefined) {
         if (entry.variant.unwrap) (entry.variant.slots![0] as Field).wire.shape(body, tag);
-        else entry.slots.shape(body, envelope ? tag : `${tag} ${what}`);
-      } else if (fallback !== undefined && tag.startsWith(fallback.prefix)) {
-        fallback.shape(tag, body, where);
-      } else {
-        unknownTag(tag, where);
+        else entry.slots.shape(body);
+      } else if (fallback === undefined || !tag.startsWith(fallback.prefix)) {
+        throw new DecodeError(`${at}: unknown ${key} ${shown(tag)}`);
       }
     },
-    decode(data, where) {
-      where = where || what;
-      const [tag, body] = open(data, where);
+    build(data) {
+      const [tag, body] = open(data);
       const entry = byTag.get(tag);
-      if (entry !== undefined) {
-        const { variant, slots } = entry;
-        if (variant.unwrap) {
-          const only = variant.slots![0] as Field;
-          return variant.build({ [only.attr]: only.wire.decode(body, tag) }) as T;
-        }
-        return variant.build(slots.decode(body, envelope ? tag : `${tag} ${what}`)) as T;
+      if (entry === undefined) return fallback!.build(tag, body) as T;
+      const { variant, slots } = entry;
+      if (variant.unwrap) {
+        const only = variant.slots![0] as Field;
+        return variant.build({ [only.attr]: only.wire.build(body, tag) }) as T;
       }
-      if (fallback !== undefined && tag.startsWith(fallback.prefix)) return fallback.decode(tag, body) as T;
-      return unknownTag(tag, where);
+      return variant.build(slots.build(body)) as T;
     },
   };
 }

@@ -58,6 +58,9 @@ test("D34: an opaque value nests at most maxDepth deep, holds int64 integers, fi
   assert.throws(() => freezeJson([2n ** 63n]), InvalidInput);
   assert.throws(() => freezeJson(Number.NaN), InvalidInput);
   assert.throws(() => freezeJson(new JsonFloat(Number.POSITIVE_INFINITY)), InvalidInput);
+  // formats.md §1: a literal is read as the nearest double, so past the range it is refused
+  assert.throws(() => freezeJson(parseJson("[-1e400]")), InvalidInput);
+  assert.equal(dumpJson(freezeJson(parseJson("[1e-400, 5e-324, -0.0]"))), "[0.0,5e-324,-0.0]");
   assert.throws(() => freezeJson({ a: "\ud800" }), InvalidInput);
   assert.throws(() => freezeJson({ "\udc00": 1 }), InvalidInput);
   assert.throws(() => freezeJson({ a: undefined }), InvalidInput);
