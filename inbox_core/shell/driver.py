@@ -20,7 +20,14 @@ from inbox_core.commands import Completed, Failed, Reject, Report
 from inbox_core.errors import InboxCoreError
 from inbox_core.events import HostRecord
 from inbox_core.reducer import reduce
-from inbox_core.shell.host import AbortSignal, Host, Recorded, describe_failure, unwrap
+from inbox_core.shell.host import (
+    AbortSignal,
+    Host,
+    Recorded,
+    closing,
+    describe_failure,
+    unwrap,
+)
 from inbox_core.shell.posts import Consumed
 from inbox_core.state import AgentState, Awaiting, AwaitPreStep, AwaitStep, Transition
 
@@ -140,7 +147,14 @@ class Driving:
                 signal = self._signal
                 if signal is None or signal.turn != awaiting.turn:  # pragma: no cover - invariant
                     raise RuntimeError(f"no abort signal for turn {awaiting.turn}")
-                number = await self._answer(awaiting, signal)
+                hook = self._hook_call(awaiting, signal)
+                try:
+                    result = None if hook is None else await self._invoke(hook)
+                except GeneratorExit as error:  # a future the hook awaited failed with it:
+                    if closing(error, task):  # PEP 380 raises that here, not in the hook
+                        raise
+                    result = _Raised(error)
+                number = self._answer(awaiting, hook is not None, result)
                 if number is not None and self._settled < number:
                     await self._until_settled(number)  # the host sees durable facts only
         except AgentDetached:
@@ -162,52 +176,62 @@ class Driving:
         """Await one hook to its end (never cancelled by the shell); capture its exception,
         whatever it is: a ``SystemExit`` or ``KeyboardInterrupt`` a hook raises is its
         agent's failure, never the event loop's (R37)."""
+        driver = asyncio.current_task()
         try:
             return await call()
         except asyncio.CancelledError as error:
             if _driver_cancelled():
                 raise  # the driver itself is cancelled (the loop shuts down)
             return _Raised(error)
-        except GeneratorExit:
-            raise  # the coroutine is being closed: not the hook's answer
         except BaseException as error:
+            if closing(error, driver):
+                raise  # the coroutine is being closed: not the hook's answer
             return _Raised(error)
 
-    async def _answer(self, awaiting: Awaiting, signal: AbortSignal) -> int | None:
-        """Ask the host what the core awaits and record the matching report; the number of
-        its write (None when detach discarded it)."""
+    def _hook_call(
+        self, awaiting: Awaiting, signal: AbortSignal
+    ) -> Callable[[], Awaitable[Any]] | None:
+        """The hook that answers what the core awaits; None when the turn is aborted (D6: any
+        report closes an aborted turn; nothing is asked)."""
+        if signal.aborted:
+            return None
         host = self._host
         turn = awaiting.turn
         if isinstance(awaiting, AwaitPreStep):
+            step, batch = awaiting.step, awaiting.batch
+            return lambda: host.pre_step(turn, step, batch, signal)
+        if isinstance(awaiting, AwaitStep):
             step = awaiting.step
-            if signal.aborted:  # D6: any report closes an aborted turn; ask nothing
+            return lambda: host.run_step(turn, step, signal)
+        return lambda: host.turn_stopping(turn, signal)
+
+    def _answer(self, awaiting: Awaiting, asked: bool, result: object) -> int | None:
+        """Record the report matching the hook's ``result`` (or, not ``asked``, the one that
+        closes an aborted turn); the number of its write (None when detach discarded it)."""
+        if isinstance(awaiting, AwaitPreStep):
+            if not asked:
                 return self._submit(awaiting.answer(Reject()))
-            batch = awaiting.batch
-            decision = await self._invoke(lambda: host.pre_step(turn, step, batch, signal))
-            return self._submit_result(awaiting, decision, awaiting.answer, awaiting.fail)
+            return self._submit_result(awaiting, result, awaiting.answer, awaiting.fail)
         if isinstance(awaiting, AwaitStep):
             step_awaited = awaiting
-            if signal.aborted:
+            if not asked:
                 return self._submit(awaiting.answer(Completed()))
-            outcome = await self._invoke(lambda: host.run_step(turn, step_awaited.step, signal))
             return self._submit_result(
                 awaiting,
-                outcome,
+                result,
                 awaiting.answer,
                 lambda message, code: step_awaited.answer(Failed(message, code)),
             )
         records: tuple[HostRecord, ...] = ()
-        if not signal.aborted:
-            result = await self._invoke(lambda: host.turn_stopping(turn, signal))
-            if isinstance(result, _Raised):
-                self._report_error(
-                    f"inbox_core.shell: host turn_stopping({turn}) raised; "
-                    "the turn goes on as if it returned",
-                    result.error,
-                    turn=turn,
-                )
-            elif isinstance(result, Recorded):
-                records = result.records
+        if isinstance(result, _Raised):
+            self._report_error(
+                f"inbox_core.shell: host turn_stopping({awaiting.turn}) raised; "
+                "the turn goes on as if it returned",
+                result.error,
+                turn=awaiting.turn,
+            )
+        elif isinstance(result, Recorded):
+            records = result.records
         return self._submit(awaiting.answer(records))
 
     def _submit_result(

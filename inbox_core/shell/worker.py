@@ -46,7 +46,7 @@ import attrs
 from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
 from inbox_core.shell import durations
 from inbox_core.shell.agent import LoopAgent
-from inbox_core.shell.host import Host
+from inbox_core.shell.host import Host, closing
 from inbox_core.shell.logs import EventLog
 from inbox_core.shell.postgres_schema import MAX_LEASE_SECONDS
 from inbox_core.shell.stores import PostgresStore, SqliteStore, open_store, parse_store
@@ -393,6 +393,7 @@ class Worker:
         return self._store.log(agent_id, **self._log_options)
 
     async def _open(self, agent_id: str) -> None:
+        me = asyncio.current_task()
         self._opening.add(agent_id)
         log: EventLog | None = None
         try:
@@ -403,7 +404,7 @@ class Worker:
             await self._close(log)
             return
         except BaseException as error:  # the factory's, the host's: anything costs the agent
-            if _own_cancellation(error) or isinstance(error, GeneratorExit):
+            if _own_cancellation(error) or closing(error, me):
                 raise
             self._counts["failed"] += 1
             wait = self._strike(agent_id)
@@ -490,6 +491,7 @@ class Worker:
         task.add_done_callback(self._closing.discard)
 
     async def _release(self, agent_id: str, served: _Served) -> None:
+        me = asyncio.current_task()
         agent = served.agent
         try:
             detaching = asyncio.ensure_future(agent.detach())
@@ -505,7 +507,7 @@ class Worker:
                 await agent.detach(grace=0)  # releases the log without the hook
                 detaching.cancel()
         except BaseException as error:  # never stops the worker
-            if _own_cancellation(error) or isinstance(error, GeneratorExit):
+            if _own_cancellation(error) or closing(error, me):
                 raise
             logger.warning("%s: detaching failed: %s", self._name, error, exc_info=error)
         finally:
