@@ -87,7 +87,7 @@ from inbox_core.integrations._pydantic_ai_log import (
     model_messages,
     stored,
 )
-from inbox_core.shell.host import AbortSignal, Recorded
+from inbox_core.shell.host import AbortSignal, Recorded, closing
 from inbox_core.values import JsonObject, UserMessage, thaw_json
 
 __all__ = [
@@ -209,12 +209,23 @@ class _Settled:
     aborted: bool = False
 
 
-class _OwnCancellation(Exception):
-    """Work raised ``CancelledError`` while nobody cancelled it (a provider's bug)."""
+class _Escaped(Exception):
+    """Work raised a ``BaseException`` that is no ``Exception``: a ``CancelledError`` while
+    nobody cancelled it (a provider's bug), a ``SystemExit`` or ``KeyboardInterrupt`` (which
+    asyncio re-raises out of the event loop from any task: every agent of the process would
+    stop), a ``GeneratorExit``. Carried out of the work's task as an error of its own."""
 
-    def __init__(self, error: asyncio.CancelledError) -> None:
+    def __init__(self, error: BaseException) -> None:
         super().__init__(error)
         self.error = error
+
+
+def _contained(error: BaseException, task: asyncio.Task[Any] | None) -> bool:
+    """Whether ``error``, raised in ``task``, is the work's (to report) rather than the task
+    being cancelled by its caller or its coroutine being closed (to let through)."""
+    if isinstance(error, asyncio.CancelledError):
+        return not _cancelled_by_caller()
+    return not closing(error, task)
 
 
 async def _until_aborted(work: Coroutine[Any, Any, Any], signal: AbortSignal) -> _Settled:
@@ -226,12 +237,15 @@ async def _until_aborted(work: Coroutine[Any, Any, Any], signal: AbortSignal) ->
     """
 
     async def guarded() -> Any:
+        me = asyncio.current_task()
         try:
             return await work
-        except asyncio.CancelledError as error:
-            if _cancelled_by_caller():
+        except Exception:
+            raise
+        except BaseException as error:
+            if not _contained(error, me):
                 raise
-            raise _OwnCancellation(error) from error
+            raise _Escaped(error) from error
 
     task = asyncio.ensure_future(guarded())
     tripped = asyncio.ensure_future(signal.wait())
@@ -245,7 +259,7 @@ async def _until_aborted(work: Coroutine[Any, Any, Any], signal: AbortSignal) ->
     if task.cancelled():
         return _Settled(aborted=True)
     error = task.exception()
-    if isinstance(error, _OwnCancellation):
+    if isinstance(error, _Escaped):
         error = error.error
     return _Settled(None, error) if error is not None else _Settled(task.result())
 
@@ -486,7 +500,7 @@ class PydanticAIHost:
             if self.on_event is not None and step is not None:
                 try:
                     self.on_event(*step, event)
-                except (Exception, asyncio.CancelledError) as error:
+                except BaseException as error:  # a plain call: whatever it raises is its own
                     raise _ListenerFailed(error) from error
 
         async def consume() -> ModelResponse:
@@ -530,7 +544,14 @@ class PydanticAIHost:
         settled = [None] * len(calls)
 
         async def run(index: int, call: ToolCallPart) -> None:
-            settled[index] = await _call_tool(manager, call)
+            me = asyncio.current_task()
+            try:
+                settled[index] = await _call_tool(manager, call)
+            except BaseException as error:  # in the task's outermost frame (see _call_tool)
+                if not _contained(error, me):
+                    raise
+                failed = _failed(f"tool {call.tool_name!r} raised {describe(error)}", TOOL_ERROR)
+                settled[index] = [], [], failed
 
         race = await _until_aborted(
             _gather(run(index, call) for index, call in enumerate(calls)), signal
@@ -543,6 +564,10 @@ class PydanticAIHost:
                 parts.extend(outcome[0])
                 extra.extend(outcome[1])
                 failure = failure or outcome[2]
+        if race.error is not None:  # a failure of the gathering itself: never lost
+            failure = failure or _failed(
+                f"running the tools raised {describe(race.error)}", TOOL_ERROR
+            )
         return _ToolRun([*parts, *extra], failure, aborted=race.aborted)
 
     def __repr__(self) -> str:
@@ -556,7 +581,12 @@ async def _gather(runs: Iterable[Coroutine[Any, Any, None]]) -> None:
 async def _call_tool(
     manager: ToolManager[Any], call: ToolCallPart
 ) -> tuple[list[ModelRequestPart], list[UserPromptPart], Failed | None]:
-    """One call's return parts, its extra user content, or the failure that ends the turn."""
+    """One call's return parts, its extra user content, or the failure that ends the turn.
+
+    Anything else the tool raises (any ``BaseException``) is a ``tool-error`` too, caught by
+    the caller in its task's outermost frame: there PEP 380 raises a ``GeneratorExit`` that
+    a future the tool awaited failed with, and a ``SystemExit`` or ``KeyboardInterrupt`` must
+    not end the task (asyncio would re-raise it out of the event loop)."""
     try:
         result = await manager.handle_call(call)
     except ToolRetryError as retry:  # invalid arguments, unknown tool, ModelRetry
@@ -568,10 +598,6 @@ async def _call_tool(
     except (CallDeferred, ApprovalRequired):
         message = f"tool {call.tool_name!r} needs approval or external execution"
         return [], [], _failed(message, TOOL_DEFERRED)
-    except (Exception, asyncio.CancelledError) as error:
-        if isinstance(error, asyncio.CancelledError) and _cancelled_by_caller():
-            raise  # an abort: the turn is being stopped
-        return [], [], _failed(f"tool {call.tool_name!r} raised {describe(error)}", TOOL_ERROR)
     returned: ToolReturn[Any] = result if isinstance(result, ToolReturn) else ToolReturn(result)
     part = ToolReturnPart(
         tool_name=call.tool_name,
