@@ -69,7 +69,13 @@ from inbox_core.shell.writers import Part, plain_part, work_after, write_failed
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "MAX_LEASE_SECONDS", "PostgresLog", "create_tables"]
+__all__ = [
+    "DEFAULT_LEASE_SECONDS",
+    "MAX_LEASE_SECONDS",
+    "PostgresLog",
+    "create_tables",
+    "pending_posts",
+]
 
 
 _WRITE_ARGUMENTS: Final = (
@@ -379,13 +385,8 @@ class PostgresLog:
 
     def pending_posts(self, limit: int) -> list[PendingPost]:
         """The agent's oldest unconsumed posts (R35), by ``post_id``; needs no ownership."""
-        args = {"agent": self._agent_id, "limit": limit, "most": limits.MAX_DOCUMENT_SIZE}
         with self._errors("read posts"):
-            rows = self._connection().execute(sql.PENDING, args).fetchall()
-        return [
-            PendingPost(int(post_id), command if command is not None else _too_long(size))
-            for post_id, command, size in rows
-        ]
+            return pending_posts(self._connection(), self._agent_id, limit)
 
     def post_wake(self) -> PgWake:
         """What the owner awaits between posts (R36): a notification of a post for this agent
@@ -465,6 +466,17 @@ class PostgresLog:
 
 
 _lease: Final = lease_seconds
+
+
+def pending_posts(conn: Any, agent_id: str, limit: int) -> list[PendingPost]:
+    """Agent ``agent_id``'s oldest ``limit`` unconsumed posts, by ``post_id``: a command past
+    ``MAX_DOCUMENT_SIZE`` bytes is not read (``Unreadable``, R35 v4)."""
+    args = {"agent": agent_id, "limit": limit, "most": limits.MAX_DOCUMENT_SIZE}
+    rows = conn.execute(sql.PENDING, args).fetchall()
+    return [
+        PendingPost(int(post_id), command if command is not None else _too_long(size))
+        for post_id, command, size in rows
+    ]
 
 
 def _too_long(size: int) -> Unreadable:

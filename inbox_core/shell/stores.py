@@ -39,7 +39,6 @@ from inbox_core.shell.postgres_schema import (
     CANDIDATES,
     CANDIDATES_AFTER,
     HOLDER,
-    PENDING,
     RENEW_MANY,
     connection_source,
     create_tables,
@@ -460,8 +459,11 @@ class SqliteStore(_Store):
 
     def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
         agent, count = limits.agent_id(agent_id), _limit(limit)
-        with self._connection("read posts") as conn:
-            return sqlite_posts.pending(conn, agent, count)
+
+        def page(conn: sqlite3.Connection, kind: str) -> list[PendingPost]:
+            return sqlite_reading.pending(conn, kind, self._path, agent, count)
+
+        return self._reading().read(page, absent=[])  # read-only, like outcome (R36 v4)
 
     def _wake(self, key: str) -> Wake:
         return SqliteWake(self._path, key)
@@ -632,10 +634,11 @@ class PostgresStore(_Store):
         return row is not None and row[0] is not None and float(row[3]) > 0
 
     def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
-        args = {"agent": limits.agent_id(agent_id), "limit": _limit(limit)}
+        from inbox_core.shell.postgres import pending_posts  # noqa: PLC0415
+
+        agent, count = limits.agent_id(agent_id), _limit(limit)
         with self._connection("read posts") as conn:
-            rows = conn.execute(PENDING, args).fetchall()
-        return [PendingPost(int(post_id), command) for post_id, command in rows]
+            return pending_posts(conn, agent, count)
 
     def renew(self, logs: Sequence[Any]) -> set[str]:
         held = [log for log in logs if log.token is not None]
