@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_LEASE_SECONDS",
     "MAX_LEASE_SECONDS",
+    "MIN_LEASE_SECONDS",
     "PgConnections",
     "connection_source",
     "create_tables",
@@ -35,6 +36,9 @@ __all__ = [
 DEFAULT_LEASE_SECONDS: Final = 30.0
 MAX_LEASE_SECONDS: Final = 86_400.0
 """A day: a longer lease would leave a dead worker's agents unserved for longer than that."""
+MIN_LEASE_SECONDS: Final = 0.001
+"""A millisecond: a shorter lease lapses before any renewal could reach the database (and
+below a microsecond PostgreSQL's interval holds none at all)."""
 
 _CREATE: Final = (
     """
@@ -226,11 +230,11 @@ def lease_seconds(value: object) -> float:
         not isinstance(value, (int, float))
         or isinstance(value, bool)
         or not math.isfinite(value)
-        or not 0 < value <= MAX_LEASE_SECONDS
+        or not MIN_LEASE_SECONDS <= value <= MAX_LEASE_SECONDS
     ):
         raise InvalidInput(
-            f"lease_seconds must be a number of seconds in (0, {MAX_LEASE_SECONDS:g}], "
-            f"got {value!r:.80}"
+            f"lease_seconds must be a number of seconds in [{MIN_LEASE_SECONDS:g}, "
+            f"{MAX_LEASE_SECONDS:g}], got {value!r:.80}"
         )
     return float(value)
 
