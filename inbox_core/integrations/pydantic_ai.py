@@ -347,7 +347,7 @@ class PydanticAIHost:
                 }
             },
         )
-        return self._recorded(decision, [(REQUEST, request)])
+        return await self._recorded(decision, [(REQUEST, request)])
 
     async def run_step(
         self, turn: int, step: int, signal: AbortSignal
@@ -372,23 +372,23 @@ class PydanticAIHost:
         if reply.response is not None:
             said.append((RESPONSE, reply.response))
         if reply.aborted:
-            return self._recorded(Completed(), said)
+            return await self._recorded(Completed(), said)
         if reply.error is not None:
-            return self._recorded(_failed(describe(reply.error), MODEL_ERROR), said)
+            return await self._recorded(_failed(describe(reply.error), MODEL_ERROR), said)
         response = reply.response
         assert response is not None
         finish = response.finish_reason
         if finish == "length":
-            return self._recorded(MaxTokens(), said)
+            return await self._recorded(MaxTokens(), said)
         if finish == "content_filter":
             stopped = Failed("the provider's content filter stopped the reply", CONTENT_FILTER)
-            return self._recorded(stopped, said)
+            return await self._recorded(stopped, said)
         if finish == "error":
             ended = Failed("the provider ended the reply with an error", MODEL_ERROR)
-            return self._recorded(ended, said)
+            return await self._recorded(ended, said)
         calls = response.tool_calls
         if not calls or signal.aborted:
-            return self._recorded(Completed(), said)
+            return await self._recorded(Completed(), said)
         run = await self._run_tools(tools, calls, signal)
         interrupted = run.aborted or run.failure is not None
         if run.parts or not interrupted:
@@ -400,7 +400,7 @@ class PydanticAIHost:
             )
             said.append((REQUEST, returns))
         outcome: StepOutcome = Completed() if run.aborted else run.failure or Continue()
-        return self._recorded(outcome, said)
+        return await self._recorded(outcome, said)
 
     async def turn_stopping(self, turn: int, signal: AbortSignal) -> None:
         return None
@@ -444,16 +444,18 @@ class PydanticAIHost:
             timestamp=_now(),
             metadata={METADATA_KEY: {"summarized": len(self._history)}},
         )
-        return self._recorded(None, [(SUMMARY, summary)])
+        return await self._recorded(None, [(SUMMARY, summary)])
 
     # ------------------------------------------------------------ internals
 
-    def _recorded(self, answer: T, said: Sequence[tuple[str, ModelMessage]]) -> Recorded[T]:
+    async def _recorded(self, answer: T, said: Sequence[tuple[str, ModelMessage]]) -> Recorded[T]:
         """``answer`` with the records of ``said``; the history takes them as recorded (so it
-        is exactly what ``restore`` would rebuild from the log)."""
+        is exactly what ``restore`` would rebuild from the log). Each record is made in a
+        worker thread: serializing, fitting and reading back a reply of 10^5 parts takes
+        seconds of CPU, which must not stop the event loop (every agent of a worker)."""
         records: list[HostRecord] = []
         for record_type, message in said:
-            record, kept = stored(record_type, message)
+            record, kept = await asyncio.to_thread(stored, record_type, message)
             records.append(record)
             if record_type == SUMMARY:
                 self._history = [kept]
@@ -523,9 +525,10 @@ class PydanticAIHost:
                 self.model, messages, model_settings=settings, model_request_parameters=parameters
             )
             self._streams = False  # the plain request works: go on without trying to stream
-            for index, part in enumerate(response.parts):  # the reply, as a stream would show it
-                show(PartStartEvent(index=index, part=part))
-                show(PartEndEvent(index=index, part=part))
+            if self.on_event is not None and step is not None:  # as a stream would show it
+                for index, part in enumerate(response.parts):
+                    show(PartStartEvent(index=index, part=part))
+                    show(PartEndEvent(index=index, part=part))
             return response
 
         settled = await _until_aborted(consume(), signal)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +34,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 from inbox_core import DurableEvent, event_from_json, event_to_json, limits, transcript
+from inbox_core.integrations._pydantic_ai_log import stored
 from inbox_core.integrations.pydantic_ai import (
     MODEL_ERROR,
     REQUEST,
@@ -428,6 +430,29 @@ async def test_r33_a_listener_raising_any_base_exception_ends_the_turn_with_its_
     await asyncio.wait_for(agent.when_idle(), 30)
     ((_, end),) = turn_ends(agent)
     assert end["error"]["code"] == name
+
+
+@run_async
+async def test_r37_records_are_made_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """R37 (nothing blocks the event loop longer than a command's CPU work): a reply of 10^5
+    parts took 11 s of the loop to serialize, fit and read back as records, stalling every
+    agent of a worker. Each record is now made in a worker thread."""
+    from inbox_core.integrations import pydantic_ai
+
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+
+    def watched(record_type: str, message: ModelMessage) -> Any:
+        threads.append(threading.get_ident())
+        return stored(record_type, message)
+
+    monkeypatch.setattr(pydantic_ai, "stored", watched)
+    script = Script.of(Reply([call("fetch", "{}")]), "thanks")
+    agent = LoopAgent(PydanticAIHost(script.model, tools=[tool_returning("x")]))
+    agent.followup(msg("go"))
+    await asyncio.wait_for(agent.when_idle(), 30)
+    assert len(threads) == 4  # the admitted batch, the reply, the tool's return, the answer
+    assert loop_thread not in threads
 
 
 # ------------------------------------------------------- models that cannot stream (20)
