@@ -81,8 +81,6 @@ def check_request(document: object) -> dict[str, Any]:
         raise ProtocolError(f'request {op!r}: "log" is a list of durable events')
     if op == "apply" and not isinstance(document["command"], dict):
         raise ProtocolError('request "apply": "command" is a command object')
-    if op == "hello":
-        _version(document["protocol"], 'request "hello"')
     return document
 
 
@@ -118,21 +116,13 @@ def check_response(op: str, document: object, parts: tuple[str, ...] = PARTS) ->
             part in PARTS for part in document["parts"]
         ):
             raise ProtocolError(f'response to "hello": "parts" is a list drawn from {PARTS}')
-        if not isinstance(document["name"], str):
-            raise ProtocolError('response to "hello": "name" is a string')
-        _version(document["protocol"], 'response to "hello"')
+        if not isinstance(document["name"], str) or not isinstance(document["protocol"], int):
+            raise ProtocolError('response to "hello": "name" is a string, "protocol" an integer')
     if op == "apply" and not (
         isinstance(document["durable"], list) and isinstance(document["notifications"], list)
     ):
         raise ProtocolError('response to "apply": "durable" and "notifications" are lists')
     return document
-
-
-def _version(value: object, what: str) -> None:
-    """A protocol version is a JSON integer: ``true`` and ``1.0`` equal 1 in Python, but
-    are not version 1 (formats.md section 1: ``true`` is not ``1``, ``1`` is not ``1.0``)."""
-    if type(value) is not int:
-        raise ProtocolError(f'{what}: "protocol" is an integer, got {shown(value)}')
 
 
 def _keys(document: Mapping[str, Any], required: set[str], allowed: set[str], what: str) -> None:

@@ -9,7 +9,7 @@ import json
 import sys
 from typing import Final
 
-HELLO: Final = b'{"ok":true,"protocol":%s,"name":"%s","parts":["inbox","core"]}\n'
+HELLO: Final = b'{"ok":true,"protocol":1,"name":"%s","parts":["inbox","core"]}\n'
 
 ANSWERS: Final = {
     "surrogate-error": b'{"ok":false,"error":"\\ud800","message":"\\udc00 half \\ud83d"}\n',
@@ -19,8 +19,6 @@ ANSWERS: Final = {
     "huge": b'{"ok":false,"error":"' + b"E" * 5_000_000 + b'","message":""}\n',
 }
 NAMES: Final = {"surrogate-name": b"p\\ud800", "huge-name": b"N" * 1_000_000}
-VERSIONS: Final = {"version-true": b"true", "version-float": b"1.0"}
-"""Handshakes whose version equals 1 in Python but is no JSON integer 1 (issue 28 item 26)."""
 
 
 def main(mode: str) -> int:
@@ -28,7 +26,7 @@ def main(mode: str) -> int:
     for line in sys.stdin.buffer:
         op = json.loads(line)["op"]
         if op == "hello":
-            out.write(HELLO % (VERSIONS.get(mode, b"1"), NAMES.get(mode, b"hostile")))
+            out.write(HELLO % NAMES.get(mode, b"hostile"))
         elif op == "bye":
             out.write(b'{"ok":true}\n')
             out.flush()

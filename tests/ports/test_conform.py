@@ -142,25 +142,6 @@ def test_r38_requests_outside_the_protocol_get_typed_errors_not_crashes() -> Non
     assert rejected["error"] == "DecodeError"
 
 
-@pytest.mark.parametrize("version", [True, 1.0, "1", None])
-def test_r38_a_hello_whose_version_is_no_json_integer_is_refused(version: object) -> None:
-    """R38, issue 28 item 26: ``true`` and ``1.0`` equal 1 in Python, but are not protocol
-    version 1 (formats.md section 1): the reference port refused neither."""
-    answer = ReferencePort().handle({"op": "hello", "protocol": version})
-    assert answer["ok"] is False
-    assert answer["error"] == "ProtocolError"
-    assert ReferencePort().handle({"op": "hello", "protocol": 1})["ok"] is True
-
-
-@pytest.mark.parametrize("mode", ["version-true", "version-float"])
-def test_r38_the_kit_refuses_a_port_whose_hello_version_is_no_json_integer(mode: str) -> None:
-    """R38, issue 28 item 26: the kit took a port answering ``"protocol": true`` (or
-    ``1.0``) for one speaking version 1; now conform stops at the handshake (exit 2)."""
-    hostile = f"{sys.executable} -m tests.ports.hostile_port {mode}"
-    with PortProcess(hostile) as port, pytest.raises(PortFailure, match='"protocol" is an integer'):
-        port.handshake()
-
-
 def test_r38_a_missing_port_command_is_a_port_failure() -> None:
     with pytest.raises(PortFailure, match="empty"):
         PortProcess("   ")
