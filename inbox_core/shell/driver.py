@@ -147,14 +147,12 @@ class Driving:
                 signal = self._signal
                 if signal is None or signal.turn != awaiting.turn:  # pragma: no cover - invariant
                     raise RuntimeError(f"no abort signal for turn {awaiting.turn}")
-                hook = self._hook_call(awaiting, signal)
                 try:
-                    result = None if hook is None else await self._invoke(hook)
+                    number = await self._answer(awaiting, signal)
                 except GeneratorExit as error:  # a future the hook awaited failed with it:
                     if closing(error, task):  # PEP 380 raises that here, not in the hook
                         raise
-                    result = _Raised(error)
-                number = self._answer(awaiting, hook is not None, result)
+                    number = await self._answer(awaiting, signal, _Raised(error))
                 if number is not None and self._settled < number:
                     await self._until_settled(number)  # the host sees durable facts only
         except AgentDetached:
@@ -188,50 +186,56 @@ class Driving:
                 raise  # the coroutine is being closed: not the hook's answer
             return _Raised(error)
 
-    def _hook_call(
-        self, awaiting: Awaiting, signal: AbortSignal
-    ) -> Callable[[], Awaitable[Any]] | None:
-        """The hook that answers what the core awaits; None when the turn is aborted (D6: any
-        report closes an aborted turn; nothing is asked)."""
-        if signal.aborted:
-            return None
+    async def _answer(
+        self, awaiting: Awaiting, signal: AbortSignal, raised: _Raised | None = None
+    ) -> int | None:
+        """Ask the host what the core awaits and record the matching report; the number of
+        its write (None when detach discarded it). ``raised``: what the hook already
+        raised (ask nothing, record that)."""
         host = self._host
         turn = awaiting.turn
         if isinstance(awaiting, AwaitPreStep):
-            step, batch = awaiting.step, awaiting.batch
-            return lambda: host.pre_step(turn, step, batch, signal)
-        if isinstance(awaiting, AwaitStep):
             step = awaiting.step
-            return lambda: host.run_step(turn, step, signal)
-        return lambda: host.turn_stopping(turn, signal)
-
-    def _answer(self, awaiting: Awaiting, asked: bool, result: object) -> int | None:
-        """Record the report matching the hook's ``result`` (or, not ``asked``, the one that
-        closes an aborted turn); the number of its write (None when detach discarded it)."""
-        if isinstance(awaiting, AwaitPreStep):
-            if not asked:
+            if signal.aborted:  # D6: any report closes an aborted turn; ask nothing
                 return self._submit(awaiting.answer(Reject()))
-            return self._submit_result(awaiting, result, awaiting.answer, awaiting.fail)
+            batch = awaiting.batch
+            decision = (
+                await self._invoke(lambda: host.pre_step(turn, step, batch, signal))
+                if raised is None
+                else raised
+            )
+            return self._submit_result(awaiting, decision, awaiting.answer, awaiting.fail)
         if isinstance(awaiting, AwaitStep):
             step_awaited = awaiting
-            if not asked:
+            if signal.aborted:
                 return self._submit(awaiting.answer(Completed()))
+            outcome = (
+                await self._invoke(lambda: host.run_step(turn, step_awaited.step, signal))
+                if raised is None
+                else raised
+            )
             return self._submit_result(
                 awaiting,
-                result,
+                outcome,
                 awaiting.answer,
                 lambda message, code: step_awaited.answer(Failed(message, code)),
             )
         records: tuple[HostRecord, ...] = ()
-        if isinstance(result, _Raised):
-            self._report_error(
-                f"inbox_core.shell: host turn_stopping({awaiting.turn}) raised; "
-                "the turn goes on as if it returned",
-                result.error,
-                turn=awaiting.turn,
+        if not signal.aborted:
+            result = (
+                await self._invoke(lambda: host.turn_stopping(turn, signal))
+                if raised is None
+                else raised
             )
-        elif isinstance(result, Recorded):
-            records = result.records
+            if isinstance(result, _Raised):
+                self._report_error(
+                    f"inbox_core.shell: host turn_stopping({turn}) raised; "
+                    "the turn goes on as if it returned",
+                    result.error,
+                    turn=turn,
+                )
+            elif isinstance(result, Recorded):
+                records = result.records
         return self._submit(awaiting.answer(records))
 
     def _submit_result(
