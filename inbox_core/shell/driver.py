@@ -255,7 +255,7 @@ class Driving:
         else:
             try:
                 report = answer(*unwrap(result))
-            except (Exception, KeyboardInterrupt, SystemExit) as invalid:  # even its repr (R33)
+            except BaseException as invalid:  # even its repr, whatever that raises (R33)
                 error = invalid
             else:
                 try:

@@ -92,6 +92,20 @@ async def test_D21_failed_step_ends_turn_error_and_pending_steer_opens_the_next(
     check_invariants(agent)
 
 
+class _Unusual(BaseException):
+    """Neither an Exception nor SystemExit/KeyboardInterrupt."""
+
+
+class _Unshowable:
+    """A return value whose repr (which a rejection's message shows) raises ``raised``."""
+
+    def __init__(self, raised: BaseException) -> None:
+        self.raised = raised
+
+    def __repr__(self) -> str:
+        raise self.raised
+
+
 @pytest.mark.parametrize(
     ("hook", "value", "code"),
     [
@@ -99,6 +113,9 @@ async def test_D21_failed_step_ends_turn_error_and_pending_steer_opens_the_next(
         ("pre_step", None, "InvalidInput"),
         ("run_step", None, "InvalidInput"),
         ("run_step", Enter(()), "InvalidInput"),
+        # R33: the driver died (and was restarted, asking the hook again, for ever)
+        ("run_step", _Unshowable(_Unusual("repr")), "_Unusual"),
+        ("pre_step", _Unshowable(GeneratorExit("repr")), "GeneratorExit"),
     ],
 )
 @run_async
