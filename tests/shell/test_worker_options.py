@@ -124,6 +124,7 @@ def test_R37_a_lease_postgres_cannot_hold_is_refused_when_the_worker_is_built(pg
         ["--idle-seconds", "1e300"],
         ["--poll-seconds", "1e-9"],
         ["--stats-seconds", "1e10"],
+        ["--stats-seconds", "1e-9"],
         ["--grace", "-1"],
         ["--grace", "nan"],
         ["--name", ""],
