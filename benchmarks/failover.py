@@ -54,8 +54,8 @@ from benchmarks.many_agents import big_log, load, percentile
 from inbox_core import create_user_message, event_to_json, followup, replay
 from inbox_core.events import DurableEvent
 from inbox_core.shell import EchoHost, LoopAgent, PostgresStore, SqliteStore
-from inbox_core.shell.logs import decode_rows
-from inbox_core.shell.writers import Part
+from inbox_core.shell.stores.rows import decode_rows
+from inbox_core.shell.stores.writers import Part
 
 ROOT = Path(__file__).resolve().parents[1]
 HOST = "benchmarks.failover_host:host"

@@ -57,7 +57,7 @@ from inbox_core.commands import queue
 from inbox_core.http import create_app
 from inbox_core.http.store import read_log
 from inbox_core.shell import EchoHost, LoopAgent, PostgresStore, SqliteStore
-from inbox_core.shell.stores import open_store
+from inbox_core.shell.stores.opening import open_store
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = "inbox-core-bench-b10/1"

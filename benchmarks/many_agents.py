@@ -63,8 +63,8 @@ from inbox_core import (
     reduce,
 )
 from inbox_core.shell import EchoHost, LoopAgent, PostgresLog, SqliteLog
+from inbox_core.shell.stores.writers import Part, ThreadWriter
 from inbox_core.shell.worker import OPENING_AT_ONCE
-from inbox_core.shell.writers import Part, ThreadWriter
 
 SCHEMA = "inbox_core.bench.b7/2"
 PATHS = ("thread", "inline", "memory", "thread_nogc")

@@ -41,7 +41,7 @@ from typing import Any
 
 from inbox_core import create_user_message
 from inbox_core.shell import EchoHost, LoopAgent, PostgresLog, PostgresStore, SqliteLog, SqliteStore
-from inbox_core.shell.writers import ThreadWriter
+from inbox_core.shell.stores.writers import ThreadWriter
 
 SCHEMA = "inbox_core.bench.b10/1"
 DEFAULT_WATCHERS = (1, 100, 300, 1000)

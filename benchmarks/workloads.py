@@ -40,7 +40,7 @@ from inbox_core import (
     reduce,
     steer,
 )
-from inbox_core.values import JsonObject
+from inbox_core.json_values import JsonObject
 
 COMPLETED: Final = Completed()
 TEXT: Final = (JsonObject({"type": "text", "text": "please summarise the build log"}),)

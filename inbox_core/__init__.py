@@ -109,6 +109,7 @@ from inbox_core.history import (
     transcript,
 )
 from inbox_core.inbox import Inbox
+from inbox_core.json_values import JsonObject
 from inbox_core.protocol import Agent, PendingInbox
 from inbox_core.reducer import reduce
 from inbox_core.replay import replay
@@ -129,7 +130,6 @@ from inbox_core.values import (
     GoalSource,
     HookCause,
     InjectInput,
-    JsonObject,
     MessageId,
     NextTurnInput,
     ParentCause,

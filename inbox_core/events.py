@@ -25,6 +25,7 @@ import attrs
 
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, shown
+from inbox_core.json_values import JsonValue, freeze_json, json_size
 from inbox_core.validators import (
     instance_of,
     integer,
@@ -33,17 +34,7 @@ from inbox_core.validators import (
     text,
     tuple_of,
 )
-from inbox_core.values import (
-    CAUSE_TYPES,
-    TARGETS,
-    Cause,
-    Entry,
-    JsonValue,
-    Target,
-    UserMessage,
-    freeze_json,
-    json_size,
-)
+from inbox_core.values import CAUSE_TYPES, TARGETS, Cause, Entry, Target, UserMessage
 
 Outcome: TypeAlias = Literal["canceled", "moved"]
 Status: TypeAlias = Literal["idle", "running", "maintenance"]

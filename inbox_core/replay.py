@@ -18,15 +18,22 @@ its ``user/message``s; they never change the projection.
 A log may end anywhere (a crash, I12). When it leaves a turn open the state
 is ``Orphaned``, when it leaves waking work idle ``Stranded``: ``Resume``
 must come first.
+
+``LogFold`` is the fold itself, one event at a time. What it keeps after
+event ``seq`` is a ``Checkpoint`` (R41): ``LogFold.resume(checkpoint)`` goes
+on from there exactly as the fold of the whole log would, so opening an agent
+reads a checkpoint and only the events after it (``replay_from``).
 """
 
 from __future__ import annotations
 
 from collections import deque
 from collections.abc import Callable, Iterable
-from typing import Any
+from typing import Any, Final, get_args
 
-from inbox_core.errors import ReplayError, shown
+import attrs
+
+from inbox_core.errors import InvalidInput, ReplayError, shown
 from inbox_core.events import (
     AbortedReason,
     DurableEvent,
@@ -42,9 +49,93 @@ from inbox_core.events import (
 )
 from inbox_core.inbox import EMPTY_INBOX, Inbox
 from inbox_core.state import IDLE, NO_CLAIM, STRANDED, AgentState, Claim, Orphaned, Phase
+from inbox_core.validators import instance_of, integer, strict_bool, tuple_of
 from inbox_core.values import Cause, Entry
 
 _NO_CLAIM = NO_CLAIM
+
+
+_COUNT = integer(0)
+_BOOL = strict_bool
+_entry_tuple = tuple_of(Entry, what="entries")
+
+
+def _entries(value: object) -> tuple[Entry, ...]:
+    return _entry_tuple(value)  # a named converter (what mypy's attrs plugin reads)
+
+
+_CAUSE = attrs.validators.optional(instance_of(*get_args(Cause), what="a cause"))
+_HEX: Final = frozenset("0123456789abcdef")
+
+
+def _digest(_inst: object, attribute: attrs.Attribute[str], value: object) -> None:
+    if not isinstance(value, str) or len(value) != 64 or not _HEX.issuperset(value):
+        raise InvalidInput(f"{attribute.name} must be 64 lowercase hex digits, got {shown(value)}")
+
+
+@attrs.frozen(kw_only=True)
+class OpenTurn:
+    """Where the turn a log leaves open stands (turn ``Checkpoint.last_turn``)."""
+
+    step: int = attrs.field(validator=_COUNT)
+    """The last step started in it (0 before the first)."""
+    step_open: bool = attrs.field(validator=_BOOL)
+    admitting: bool = attrs.field(validator=_BOOL)
+    """Right after ``step/start`` or a ``user/message``: another ``user/message`` may follow."""
+    claim: Claim = attrs.field(validator=instance_of(Claim, what="a claim"))
+    """What its last boundary claimed and no decision answered yet (R23, R27)."""
+    abort: Cause | None = attrs.field(validator=_CAUSE)
+    """Its ``turn/abort``'s cause."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.admitting and not self.step_open:
+            raise InvalidInput("an open turn admits messages only inside an open step")
+        if self.step_open and not self.step:
+            raise InvalidInput("an open step is numbered from 1")
+        if self.claim != NO_CLAIM and self.step_open:
+            raise InvalidInput("a claim stands only at a step boundary")
+        if len(self.claim.next_turn) > 1 or (self.claim.next_turn and self.step):
+            raise InvalidInput("a turn claims one next-turn entry, at its first boundary")
+
+
+@attrs.frozen(kw_only=True)
+class Checkpoint:
+    """All that replay keeps after the first ``seq`` events of a log (R41).
+
+    ``digest`` names the last of those events (``inbox_core.checkpoint.event_digest``), so
+    a checkpoint is only ever used on the log it was taken from. Built from a fold
+    (``LogFold.checkpoint``) or decoded (``inbox_core.checkpoint``); the constructor checks
+    what a fold could have kept: ids pending once, a turn numbered like the log.
+    """
+
+    seq: int = attrs.field(validator=_COUNT)
+    digest: str = attrs.field(validator=_digest)
+    last_turn: int = attrs.field(validator=_COUNT)
+    next_turn: tuple[Entry, ...] = attrs.field(converter=_entries)
+    next_step: tuple[Entry, ...] = attrs.field(converter=_entries)
+    turn: OpenTurn | None = attrs.field(
+        validator=attrs.validators.optional(instance_of(OpenTurn, what="an open turn"))
+    )
+
+    def __attrs_post_init__(self) -> None:
+        if not self.seq:
+            raise InvalidInput("a checkpoint follows at least one event")
+        if self.turn is not None and not self.last_turn:
+            raise InvalidInput("an open turn is numbered from 1")
+        claim = self.turn.claim if self.turn is not None else NO_CLAIM
+        # ids are pending once (R4); a claimed id may be pending again, and the claim's own
+        # entries were pending together when it was made
+        _unique((*self.next_turn, *self.next_step), "pending")
+        _unique((*claim.next_step, *claim.next_turn), "claimed")
+
+
+def _unique(entries: tuple[Entry, ...], what: str) -> None:
+    seen: set[str] = set()
+    for entry in entries:
+        for message in entry.messages:
+            if message.id in seen:
+                raise InvalidInput(f"message id {shown(message.id)} {what} twice")
+            seen.add(message.id)
 
 
 class _Invalid(Exception):
@@ -55,7 +146,7 @@ class PendingLists:
     """Both pending lists as a mutable scratch, for the fold only.
 
     ``replay`` owns it alone and never returns it: the persistent ``Inbox`` is
-    built once, from the final lists, by ``_Fold.state``. A bad event leaves
+    built once, from the final lists, by ``LogFold.state``. A bad event leaves
     the scratch half-edited, but ``replay`` then raises and drops it, so
     nothing is partially applied to any returned value (R10). Deques make the
     common edits (append at the end, claim from the head) O(1); other splices
@@ -111,10 +202,15 @@ class PendingLists:
         return Inbox.of(tuple(lists["next-turn"]), tuple(lists["next-step"]))
 
 
-class _Fold:
-    """The projection under construction."""
+class LogFold:
+    """``replay`` one event at a time: ``feed(events)``, then ``state()`` or ``checkpoint``.
+
+    A fold that raised ``ReplayError`` is half-edited: drop it (``replay`` does).
+    """
 
     __slots__ = (
+        "seq",
+        "last_event",
         "pending",
         "last_turn",
         "turn_open",
@@ -126,6 +222,8 @@ class _Fold:
     )
 
     def __init__(self) -> None:
+        self.seq = 0  # events folded so far: the next one's seq
+        self.last_event: DurableEvent | None = None
         self.pending = PendingLists()
         self.last_turn = 0
         self.turn_open = False
@@ -134,6 +232,21 @@ class _Fold:
         self.admitting = False
         self.claim = _NO_CLAIM
         self.abort: Cause | None = None
+
+    def feed(self, events: Iterable[DurableEvent]) -> LogFold:
+        """Fold ``events``, the ones that follow what was folded; ``ReplayError`` names the
+        seq of the first that does not fit."""
+        seq = self.seq
+        event = None
+        for event in events:
+            try:
+                self.apply(event)
+            except _Invalid as error:
+                raise ReplayError(seq, str(error)) from None
+            seq += 1
+        if seq != self.seq:
+            self.seq, self.last_event = seq, event
+        return self
 
     def apply(self, event: DurableEvent) -> None:
         handler = _HANDLERS.get(type(event))
@@ -246,6 +359,50 @@ class _Fold:
         if target == "next-turn" and (removed != 1 or self.step != 0 or self.claim.next_turn):
             raise _Invalid("a turn claims one next-turn entry, at its first boundary (I7)")
 
+    def checkpoint(self, digest: str) -> Checkpoint:
+        """What this fold keeps, as a checkpoint after its ``seq`` events; ``digest`` names
+        the last of them (``inbox_core.checkpoint.take`` computes it)."""
+        lists = self.pending.lists
+        turn = None
+        if self.turn_open:
+            turn = OpenTurn(
+                step=self.step,
+                step_open=self.step_open,
+                admitting=self.admitting,
+                claim=self.claim,
+                abort=self.abort,
+            )
+        return Checkpoint(
+            seq=self.seq,
+            digest=digest,
+            last_turn=self.last_turn,
+            next_turn=tuple(lists["next-turn"]),
+            next_step=tuple(lists["next-step"]),
+            turn=turn,
+        )
+
+    @classmethod
+    def resume(cls, checkpoint: Checkpoint) -> LogFold:
+        """A fold that goes on after ``checkpoint`` as the fold of its whole log would."""
+        fold = cls()
+        fold.seq = checkpoint.seq
+        fold.last_turn = checkpoint.last_turn
+        for target, entries in (
+            ("next-turn", checkpoint.next_turn),
+            ("next-step", checkpoint.next_step),
+        ):
+            if entries:
+                fold.pending.splice(target, 0, 0, entries)
+        turn = checkpoint.turn
+        if turn is not None:
+            fold.turn_open = True
+            fold.step = turn.step
+            fold.step_open = turn.step_open
+            fold.admitting = turn.admitting
+            fold.claim = turn.claim
+            fold.abort = turn.abort
+        return fold
+
     def state(self) -> AgentState:
         phase: Phase
         if self.turn_open:
@@ -264,15 +421,15 @@ class _Fold:
         )
 
 
-_HANDLERS: dict[type, Callable[[_Fold, Any, bool], None]] = {
-    InboxSpliced: _Fold.splice_event,
-    MessageAdmitted: _Fold.admitted,
-    TurnStarted: _Fold.turn_started,
-    StepStarted: _Fold.step_started,
-    StepEnded: _Fold.step_ended,
-    TurnAborted: _Fold.turn_aborted,
-    TurnEnded: _Fold.turn_ended,
-    HostRecord: _Fold.host_record,
+_HANDLERS: dict[type, Callable[[LogFold, Any, bool], None]] = {
+    InboxSpliced: LogFold.splice_event,
+    MessageAdmitted: LogFold.admitted,
+    TurnStarted: LogFold.turn_started,
+    StepStarted: LogFold.step_started,
+    StepEnded: LogFold.step_ended,
+    TurnAborted: LogFold.turn_aborted,
+    TurnEnded: LogFold.turn_ended,
+    HostRecord: LogFold.host_record,
 }
 
 
@@ -282,10 +439,15 @@ def replay(events: Iterable[DurableEvent]) -> AgentState:
     Raises ``ReplayError`` whose ``seq`` is the index of the first bad event
     (``InvalidInput`` when ``events`` is not iterable at all).
     """
-    fold = _Fold()
-    for seq, event in enumerate(iterate(events, "replay")):
-        try:
-            fold.apply(event)
-        except _Invalid as error:
-            raise ReplayError(seq, str(error)) from None
-    return fold.state()
+    return LogFold().feed(iterate(events, "replay")).state()
+
+
+def replay_from(checkpoint: Checkpoint, events: Iterable[DurableEvent]) -> AgentState:
+    """``replay`` of a whole log from its ``checkpoint`` and the events after it (R41).
+
+    ``ReplayError`` names the seq in the whole log; the caller has checked that the
+    checkpoint belongs to the log (``inbox_core.checkpoint.matches``).
+    """
+    if not isinstance(checkpoint, Checkpoint):
+        raise InvalidInput(f"not a checkpoint: {shown(checkpoint)}")
+    return LogFold.resume(checkpoint).feed(iterate(events, "replay")).state()

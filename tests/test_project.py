@@ -15,6 +15,7 @@ import inbox_core
 ROOT = Path(__file__).resolve().parent.parent
 PURE_CORE = [
     "values",
+    "json_values",
     "errors",
     "commands",
     "events",
@@ -24,8 +25,10 @@ PURE_CORE = [
     "state",
     "reducer",
     "replay",
+    "checkpoint",
     "history",
     "wire",
+    "wire_types",
     "codec",
     "protocol",
     "limits",

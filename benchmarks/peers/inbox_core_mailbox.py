@@ -217,7 +217,8 @@ class InboxCoreMailbox:
 
     def describe(self) -> dict[str, str]:
         from inbox_core.shell.serving import BATCH  # noqa: PLC0415
-        from inbox_core.shell.wakes import PG_POLL_SECONDS, SQLITE_POLL_SECONDS  # noqa: PLC0415
+        from inbox_core.shell.stores.postgres.listen import PG_POLL_SECONDS  # noqa: PLC0415
+        from inbox_core.shell.stores.sqlite.wake import SQLITE_POLL_SECONDS  # noqa: PLC0415
 
         return {
             "command": "queue (next-turn, not waking): delivery only, no turn",

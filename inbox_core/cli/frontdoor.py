@@ -275,7 +275,7 @@ def register(commands: Any, formatter: type[argparse.HelpFormatter], store_type:
 
 
 def run_http(args: argparse.Namespace) -> int:
-    from inbox_core.shell.stores import open_store  # noqa: PLC0415 - the shell, on demand
+    from inbox_core.shell.stores.opening import open_store  # noqa: PLC0415 - the shell, on demand
 
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,

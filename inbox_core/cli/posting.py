@@ -45,7 +45,7 @@ from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.values import UserMessage, create_user_message
 
 if TYPE_CHECKING:
-    from inbox_core.shell.posts import PostOutcome, Receipt
+    from inbox_core.shell.stores.posts import PostOutcome, Receipt
 
 __all__ = [
     "INTENTS",
@@ -66,14 +66,14 @@ _PAGE: Final = 1000  # events per read of ``watch --no-follow``
 def parse_since(text: str) -> int:
     """``watch --since SEQ``: argparse's type, in the range ``store.watch`` takes (else a
     usage error, exit 2)."""
-    from inbox_core.shell.watching import since_seq  # noqa: PLC0415 - the shell, on demand
+    from inbox_core.shell.stores.watching import since_seq  # noqa: PLC0415 - the shell, on demand
 
     return int(_checked(text, int, since_seq))
 
 
 def parse_wait_timeout(text: str) -> float:
     """``post --timeout T``: argparse's type, the seconds ``store.wait`` takes."""
-    from inbox_core.shell.watching import wait_seconds  # noqa: PLC0415
+    from inbox_core.shell.stores.watching import wait_seconds  # noqa: PLC0415
 
     return float(_checked(text, float, wait_seconds))
 
@@ -108,7 +108,7 @@ def _command(args: argparse.Namespace) -> Command:
 
 
 def _open(spec: str) -> Any:
-    from inbox_core.shell.stores import open_store  # noqa: PLC0415 - the shell, on demand
+    from inbox_core.shell.stores.opening import open_store  # noqa: PLC0415 - the shell, on demand
 
     return open_store(spec)
 
@@ -146,7 +146,7 @@ def run_post(args: argparse.Namespace) -> int:
     except InboxCoreError as error:
         err(f"inbox-core post: {type(error).__name__}: {error}")
         return EXIT_FAILURE
-    from inbox_core.shell.posts import PostPending, Receipt  # noqa: PLC0415
+    from inbox_core.shell.stores.posts import PostPending, Receipt  # noqa: PLC0415
 
     try:
         if args.pending:
@@ -172,7 +172,7 @@ def run_post(args: argparse.Namespace) -> int:
 
 def _wait(store: Any, receipt: Receipt, timeout: float) -> PostOutcome:
     """``store.wait``, saying who serves the agent when it would wait, or waited, in vain."""
-    from inbox_core.shell.posts import PostTimeout  # noqa: PLC0415
+    from inbox_core.shell.stores.posts import PostTimeout  # noqa: PLC0415
 
     nobody = f"nobody serves agent {receipt.agent_id!r} (no live process owns its log)"
     if not store.has_owner(receipt.agent_id):
@@ -191,7 +191,7 @@ def _wait(store: Any, receipt: Receipt, timeout: float) -> PostOutcome:
 
 def _show(outcome: PostOutcome) -> int:
     """Print a post's outcome; exit 0 only if it was applied."""
-    from inbox_core.shell.posts import PostPending, PostRejected  # noqa: PLC0415
+    from inbox_core.shell.stores.posts import PostPending, PostRejected  # noqa: PLC0415
 
     if isinstance(outcome, PostPending):
         out("pending")
@@ -241,7 +241,7 @@ def _print(seq: int, event: Any, as_json: bool) -> None:
 
 
 def run_watch(args: argparse.Namespace) -> int:
-    from inbox_core.shell.stores import parse_store  # noqa: PLC0415
+    from inbox_core.shell.stores.opening import parse_store  # noqa: PLC0415
 
     kind, target = parse_store(args.store)
     if kind == "sqlite" and not Path(target).exists():  # a watch creates no file

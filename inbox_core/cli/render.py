@@ -30,6 +30,7 @@ from inbox_core.events import (
     TurnEndReason,
     TurnStarted,
 )
+from inbox_core.json_values import thaw_json
 from inbox_core.values import (
     Cause,
     Entry,
@@ -41,7 +42,6 @@ from inbox_core.values import (
     ToolSource,
     UserMessage,
     UserSource,
-    thaw_json,
 )
 
 EXIT_OK: Final = 0

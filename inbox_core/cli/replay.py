@@ -32,9 +32,10 @@ from inbox_core.events import (
 )
 from inbox_core.history import FATE_KINDS, RecordsTranscript, fates, goal_rounds, transcript
 from inbox_core.replay import replay
-from inbox_core.shell.logs import CorruptLog, IncompatibleLog, iter_json_lines
-from inbox_core.shell.sqlite import SQLITE_HEADER, iter_sqlite_log, sqlite_agent_ids
-from inbox_core.shell.sqlite_schema import FILE_KINDS
+from inbox_core.shell.stores.errors import CorruptLog, IncompatibleLog
+from inbox_core.shell.stores.jsonl import iter_json_lines
+from inbox_core.shell.stores.sqlite.log import SQLITE_HEADER, iter_sqlite_log, sqlite_agent_ids
+from inbox_core.shell.stores.sqlite.schema import FILE_KINDS
 from inbox_core.state import AgentState
 
 DEFAULT_AGENT: Final = "default"

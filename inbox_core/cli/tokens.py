@@ -1,7 +1,7 @@
 """``inbox-core token add|list|revoke STORE ...``: the bearer tokens of a store (R39).
 
 ``add`` prints the new token alone on standard output, once: the store keeps only its hash
-(``inbox_core.shell.tokens``), in its own database, so every front door over it sees the
+(``inbox_core.shell.stores.tokens``), in its own database, so every front door over it sees the
 token within seconds; ``list`` shows names, scopes and patterns (never a token); ``revoke``
 deletes one (every front door refuses it within 5 s; with none left the store is one with no
 token again, served on loopback only).
@@ -38,7 +38,7 @@ examples:
 
 def parse_scopes(text: str) -> tuple[str, ...]:
     """argparse's type for ``--scopes``: a comma-separated subset of read, post."""
-    from inbox_core.shell.tokens import check_scopes  # noqa: PLC0415
+    from inbox_core.shell.stores.tokens import check_scopes  # noqa: PLC0415
 
     try:
         return check_scopes(part.strip() for part in text.split(","))
@@ -78,8 +78,8 @@ def add_token_arguments(token: argparse.ArgumentParser, store_type: Any) -> None
 
 
 def run_token(args: argparse.Namespace) -> int:
-    from inbox_core.shell.stores import open_store  # noqa: PLC0415 - the shell, on demand
-    from inbox_core.shell.tokens import TokenExists  # noqa: PLC0415
+    from inbox_core.shell.stores.opening import open_store  # noqa: PLC0415 - the shell, on demand
+    from inbox_core.shell.stores.tokens import TokenExists  # noqa: PLC0415
 
     try:
         store = open_store(args.store)

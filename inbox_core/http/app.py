@@ -35,7 +35,7 @@ from inbox_core.http.openapi import openapi_document
 from inbox_core.http.paths import RawPath
 from inbox_core.http.posting import INTENTS, post_command, post_intent
 from inbox_core.http.problem import Problem, problem_response
-from inbox_core.http.store import FrontDoorStore
+from inbox_core.shell.stores.base import Store
 
 __all__ = ["UI_DIRECTORY", "create_app", "door_of"]
 
@@ -53,7 +53,7 @@ CORS_EXPOSED: Final = ("Location", "Preference-Applied", "WWW-Authenticate", "Re
 
 
 def create_app(
-    store: FrontDoorStore,
+    store: Store,
     *,
     public: bool = False,
     cors_origins: Sequence[str] = (),
@@ -68,7 +68,7 @@ def create_app(
     ui_directory: str | os.PathLike[str] | None = UI_DIRECTORY,
 ) -> Starlette:
     """The ASGI application serving every agent of ``store`` (a ``SqliteStore``, a
-    ``PostgresStore``, or anything with ``FrontDoorStore``'s methods).
+    ``PostgresStore``, or anything with ``Store``'s methods).
 
     ``public``: the server listens on an address other than loopback, so a token is always
     asked for (with none in the store, every request is 401); otherwise a store with no token

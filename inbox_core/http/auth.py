@@ -19,7 +19,7 @@ from typing import Any, Final
 import attrs
 
 from inbox_core.http.problem import Problem
-from inbox_core.shell.tokens import SCOPES, TokenInfo, TokenTable, glob_matches, token_hash
+from inbox_core.shell.stores.tokens import SCOPES, TokenInfo, TokenTable, glob_matches, token_hash
 
 __all__ = ["OPEN", "TTL_SECONDS", "Access", "Gate"]
 

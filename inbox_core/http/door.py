@@ -22,7 +22,7 @@ from inbox_core.http.auth import Access, Gate
 from inbox_core.http.bodies import BodyBudget
 from inbox_core.http.metrics import Metrics
 from inbox_core.http.problem import Problem, problem_response
-from inbox_core.http.store import FrontDoorStore
+from inbox_core.shell.stores.base import Store
 
 __all__ = ["FrontDoor", "Limits", "StreamSlots", "endpoint"]
 
@@ -75,7 +75,7 @@ class FrontDoor:
 
     def __init__(
         self,
-        store: FrontDoorStore,
+        store: Store,
         metrics: Metrics,
         limits: Limits,
         *,

@@ -21,7 +21,7 @@ from typing import Any, Final
 import attrs
 
 from inbox_core import codec
-from inbox_core.shell.posts import POSTABLE_TYPES
+from inbox_core.shell.stores.posts import POSTABLE_TYPES
 
 __all__ = ["COMPONENT_FILES", "OPERATIONS", "Operation", "openapi_document", "schema_file"]
 

@@ -27,7 +27,7 @@ from inbox_core.http.bodies import read_json
 from inbox_core.http.door import FrontDoor
 from inbox_core.http.paths import agent_id, post_location
 from inbox_core.http.problem import Problem, json_bytes
-from inbox_core.shell.posts import (
+from inbox_core.shell.stores.posts import (
     POSTABLE_TYPES,
     PostApplied,
     PostOutcome,

@@ -25,7 +25,7 @@ from inbox_core.http.problem import Problem, json_bytes
 from inbox_core.http.sse import EventStream, wants_events
 from inbox_core.http.store import PAGE, read_log
 from inbox_core.replay import replay
-from inbox_core.shell.posts import Receipt, UnknownReceipt
+from inbox_core.shell.stores.posts import Receipt, UnknownReceipt
 
 __all__ = [
     "get_agent",

@@ -24,7 +24,7 @@ from inbox_core.errors import InvalidInput
 from inbox_core.events import HostRecord
 from inbox_core.history import RecordsTranscript, TranscriptBlock, TurnTranscript
 from inbox_core.integrations._fit import escaped, fit_json
-from inbox_core.values import json_size, thaw_json
+from inbox_core.json_values import json_size, thaw_json
 
 REQUEST: Final = "host/pydantic-ai/request"
 """A ``ModelRequest``: the messages a step admitted, or the returns of a step's tool calls."""

@@ -87,8 +87,9 @@ from inbox_core.integrations._pydantic_ai_log import (
     model_messages,
     stored,
 )
+from inbox_core.json_values import JsonObject, thaw_json
 from inbox_core.shell.host import AbortSignal, Recorded, closing
-from inbox_core.values import JsonObject, UserMessage, thaw_json
+from inbox_core.values import UserMessage
 
 __all__ = [
     "CONTENT_FILTER",

@@ -25,17 +25,14 @@ from inbox_core.shell.agent import (
 )
 from inbox_core.shell.echo import EchoHost
 from inbox_core.shell.host import AbortSignal, Host, Recorded, RestoringHost
-from inbox_core.shell.logs import (
-    CorruptLog,
-    EventLog,
-    IncompatibleLog,
-    LogUnavailable,
-    MemoryLog,
-    from_json_lines,
-    to_json_lines,
-)
-from inbox_core.shell.postgres import PostgresLog
-from inbox_core.shell.posts import (
+from inbox_core.shell.stores.base import EventLog
+from inbox_core.shell.stores.errors import CorruptLog, IncompatibleLog, LogUnavailable
+from inbox_core.shell.stores.jsonl import from_json_lines, to_json_lines
+from inbox_core.shell.stores.memory import MemoryLog
+from inbox_core.shell.stores.opening import open_store, parse_store
+from inbox_core.shell.stores.postgres.log import PostgresLog
+from inbox_core.shell.stores.postgres.store import PostgresStore
+from inbox_core.shell.stores.posts import (
     NotPostable,
     PostApplied,
     PostOutcome,
@@ -45,10 +42,10 @@ from inbox_core.shell.posts import (
     Receipt,
     UnknownReceipt,
 )
-from inbox_core.shell.sqlite import SqliteLog
-from inbox_core.shell.stores import PostgresStore, SqliteStore, open_store, parse_store
+from inbox_core.shell.stores.sqlite.log import SqliteLog
+from inbox_core.shell.stores.sqlite.store import SqliteStore
+from inbox_core.shell.stores.writers import InlineWriter, ThreadWriter, Writer
 from inbox_core.shell.worker import Worker, WorkerStats
-from inbox_core.shell.writers import InlineWriter, ThreadWriter, Writer
 
 __all__ = [
     "AbortSignal",

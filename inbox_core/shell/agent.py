@@ -1,6 +1,18 @@
 """``LoopAgent``: the asyncio shell around the pure reducer (brief section 9, specs/shell.md).
 
-Every command goes through one path (``_record``, with ``inbox_core.shell.commit``)::
+``LoopAgent`` is the facade: the public commands, ``subscribe``,
+``when_idle``, ``detach``, ``aclose`` and maintenance. It holds three parts,
+each in its own module, and wires them together here (the only module that
+knows all three):
+
+- a ``CommitPath`` (``inbox_core.shell.commit``): head and durable states,
+  the writer, adoption in order, announcing;
+- a ``Driver`` (``inbox_core.shell.driver``): the task that asks the host,
+  using the path only through ``DriverPath``;
+- a ``PostServer`` (``inbox_core.shell.serving``) when the log holds posts,
+  using the path only through ``PostSink``.
+
+Every command goes through the one path::
 
     transition = reduce(head, command)      # typed error -> raised, nothing changed
     head = transition.state                 # what the next command is reduced against
@@ -15,7 +27,7 @@ and the agent adopts it when it is durable (``await agent.durable()``).
 Delivery and edit methods are synchronous either way. The driver is one
 asyncio task, alive exactly while a turn is open in the durable state: it
 reads ``state.awaiting``, awaits the matching ``Host`` hook and feeds the
-answer back through ``_record`` as the report the core awaits, then waits
+answer back through the commit path as the report the core awaits, then waits
 until that report is durable before it asks the host again. It is started by
 the adoption of the command that opens a turn (a waking send while idle, from
 anywhere, subscribers included) and keeps going across consecutive turns,
@@ -28,7 +40,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Any, Final, TypeVar, overload
 
@@ -48,16 +59,18 @@ from inbox_core.commands import (
     Splice,
 )
 from inbox_core.errors import InboxCoreError, InvalidInput
-from inbox_core.events import HostRecord, Notification, Status
+from inbox_core.events import HostRecord, Status
 from inbox_core.inbox import Inbox
 from inbox_core.replay import replay
 from inbox_core.shell import durations
-from inbox_core.shell.commit import Committing, _Unsettled, needs_owner
-from inbox_core.shell.driver import AgentDetached, DriverStopped
+from inbox_core.shell.commit import CommitPath, Subscriber, needs_owner
+from inbox_core.shell.driver import Driver
+from inbox_core.shell.errors import AgentDetached, DriverStopped
 from inbox_core.shell.host import AbortSignal, Host, Recorded, run_job
-from inbox_core.shell.logs import EventLog, MemoryLog
 from inbox_core.shell.serving import PostServer
-from inbox_core.shell.writers import INLINE, Writer
+from inbox_core.shell.stores.base import EventLog
+from inbox_core.shell.stores.memory import MemoryLog
+from inbox_core.shell.stores.writers import INLINE, Writer
 from inbox_core.state import AgentState
 from inbox_core.values import (
     Entry,
@@ -77,7 +90,6 @@ __all__ = ["AgentDetached", "DriverStopped", "LoopAgent", "MaintenanceJob", "Sub
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
-Subscriber = Callable[[Notification], None]
 MaintenanceJob = Callable[[AbortSignal], Awaitable[Iterable[HostRecord] | Recorded[Any] | None]]
 """``run_maintenance``'s job: a coroutine function of the job's ``AbortSignal``."""
 T = TypeVar("T")
@@ -91,15 +103,7 @@ def _check_has(value: object, what: str, methods: tuple[str, ...]) -> None:
         raise InvalidInput(f"{what} must have {', '.join(methods)}; got {type(value).__name__}")
 
 
-class _Subscription:
-    __slots__ = ("active", "callback")
-
-    def __init__(self, callback: Subscriber) -> None:
-        self.callback = callback
-        self.active = True
-
-
-class LoopAgent(Committing):
+class LoopAgent:
     """An ``Agent`` that drives ``host``'s model loop with asyncio (R11-R27).
 
     ``log`` (default: a fresh ``MemoryLog``) is read at construction: a
@@ -127,12 +131,12 @@ class LoopAgent(Committing):
     def __init__(
         self, host: Host, *, log: EventLog | None = None, writer: Writer | None = None
     ) -> None:
-        self._setup(host, log, writer)
-        self._log.acquire()  # R29: before reading; LogOwned leaves everything untouched
+        log, writer = self._checked(host, log, writer)
+        log.acquire()  # R29: before reading; LogOwned leaves everything untouched
         try:
-            self._start(self._log.read(), serve_now=True)
+            self._start(host, log, writer, log.read(), serve_now=True)
         except BaseException:
-            self._log.release()  # a log we cannot resume is not held
+            log.release()  # a log we cannot resume is not held
             raise
 
     @classmethod
@@ -141,56 +145,70 @@ class LoopAgent(Committing):
         worker thread, so the event loop is not blocked by them (R37). Posts that waited are
         applied by the serving task, before any later post."""
         agent = cls.__new__(cls)
-        agent._setup(host, log, writer)
+        log, writer = agent._checked(host, log, writer)
         await asyncio.to_thread(log.acquire)
         try:
             events = await asyncio.to_thread(log.read)
-            agent._start(events, serve_now=False)
+            agent._start(host, log, writer, events, serve_now=False)
         except BaseException:
             await asyncio.to_thread(log.release)
             raise
         return agent
 
-    def _setup(self, host: Host, log: EventLog | None, writer: Writer | None) -> None:
+    @staticmethod
+    def _checked(
+        host: Host, log: EventLog | None, writer: Writer | None
+    ) -> tuple[EventLog, Writer]:
         _check_has(host, "host (a Host)", _HOST_HOOKS)
         if log is not None:
             _check_has(log, "log (an EventLog)", _LOG_METHODS)
         if writer is not None:
             _check_has(writer, "writer (a Writer)", ("write",))
-        self._host = host
-        self._log: EventLog = MemoryLog() if log is None else log
-        self._writer: Writer = INLINE if writer is None else writer
+        return (MemoryLog() if log is None else log), (INLINE if writer is None else writer)
 
-    def _start(self, events: list[Any], *, serve_now: bool) -> None:
+    def _start(
+        self,
+        host: Host,
+        log: EventLog,
+        writer: Writer,
+        events: list[Any],
+        *,
+        serve_now: bool,
+    ) -> None:
+        self._host = host
+        self._log = log
         self._server: PostServer | None = None
-        self._subscriptions: tuple[_Subscription, ...] = ()
-        self._queue: deque[tuple[Notification, tuple[_Subscription, ...]]] = deque()
-        self._delivering = False
-        self._driver: asyncio.Task[None] | None = None
-        self._failure: BaseException | None = None
-        self._lost = False  # a deferred write failed: the agent stopped (R37)
-        self._signal: AbortSignal | None = None
-        self._waiters: list[asyncio.Future[None]] = []
-        self._detached = False
         self._released = False
         self._abandoned: asyncio.Task[None] | None = None  # a hook detach gave up on
-        self._job_signal: AbortSignal | None = None
         self._end_owed = False  # a maintenance end the log refused: retried (R31)
-        self._unsettled: deque[_Unsettled] = deque()
-        self._issued = 0  # writes handed to the writer so far
-        self._settled = 0  # of them, adopted (or dropped by a failure)
-        self._state = self._head = replay(events)
-        if (restore := getattr(self._host, "restore", None)) is not None:
+        path = self._path = CommitPath(
+            log, writer, replay(events), subject=self, after_settle=self._after_settle
+        )
+        self._driver = Driver(host, path, self._maybe_release)
+        if (restore := getattr(host, "restore", None)) is not None:
             restore(events)  # a RestoringHost rebuilds its memory from the log (SH11)
-        self._posts_decided = 0
-        self._sync_signal()
-        self._resumed = bool(self._apply(Resume()).durable)  # D8: a no-op unless needed
-        self._record((), work=needs_owner(self._head))  # R37: what the log says of its owner
-        self._server = PostServer.attach(self)  # R35: a log that holds posts is served
+        self._resumed = bool(path.apply(Resume()).durable)  # D8: a no-op unless needed
+        path.record((), work=needs_owner(path.head))  # R37: what the log says of its owner
+        self._server = PostServer.attach(path, log)  # R35: a log that holds posts is served
         if self._server is not None:
             if serve_now:
                 self._server.drain_quietly()  # what waited for an owner, after its Resume
             self._server.ensure_task()
+
+    def _after_settle(self) -> None:
+        """The commit path adopted writes (or lost one): start what is now due (the post
+        server, the driver) and, once detached, give the log back when nothing is left."""
+        if self._path.lost:
+            self._stop_serving()  # posts wait for the next owner (R35)
+        self._kick()
+        if self._path.closed:
+            self._maybe_release()
+
+    def _kick(self) -> None:
+        """Start the post server's task and the driver if they are due and a loop runs."""
+        if self._server is not None:
+            self._server.ensure_task()  # the posts' server needs a running loop too
+        self._driver.ensure()
 
     # ------------------------------------------------------------------ views
 
@@ -198,16 +216,16 @@ class LoopAgent(Committing):
     def state(self) -> AgentState:
         """The current core state: every command so far applied (immutable; replaced by every
         command). With a ``ThreadWriter`` its newest part may not be durable yet."""
-        return self._head
+        return self._path.head
 
     @property
     def status(self) -> Status:
-        return self._head.status
+        return self._path.head.status
 
     @property
     def inbox(self) -> Inbox:
         """Both pending lists: ``.next_turn`` and ``.next_step`` tuples of entries."""
-        return self._head.inbox
+        return self._path.head.inbox
 
     @property
     def log(self) -> EventLog:
@@ -215,7 +233,7 @@ class LoopAgent(Committing):
 
     @property
     def writer(self) -> Writer:
-        return self._writer
+        return self._path.writer
 
     @property
     def host(self) -> Host:
@@ -224,12 +242,12 @@ class LoopAgent(Committing):
     @property
     def detached(self) -> bool:
         """Whether ``detach()`` was called: the agent refuses commands and writes nothing."""
-        return self._detached
+        return self._path.closed
 
     @property
     def stopped(self) -> BaseException | None:
         """Why the driver stopped (the log's error, or a core bug), None while it can drive."""
-        return self._failure
+        return self._path.failure
 
     @property
     def resumed(self) -> bool:
@@ -241,12 +259,12 @@ class LoopAgent(Committing):
     def posts_decided(self) -> int:
         """How many posts this agent consumed (applied or rejected, R35), durably: a post
         whose write failed was decided by nobody and is not counted."""
-        return self._posts_decided
+        return self._path.posts_decided
 
     @property
     def signal(self) -> AbortSignal | None:
         """The open (or last) turn's abort signal; None before the first turn."""
-        return self._signal
+        return self._path.signal
 
     # --------------------------------------------------------------- delivery
 
@@ -261,7 +279,7 @@ class LoopAgent(Committing):
         expect: Expectation | None = None,
     ) -> None:
         """next-turn, waking: an ordinary prompt with a turn of its own (R12)."""
-        self._apply(intents.followup(message, contexts, expect=expect))
+        self._path.apply(intents.followup(message, contexts, expect=expect))
 
     def queue(
         self,
@@ -271,7 +289,7 @@ class LoopAgent(Committing):
         expect: Expectation | None = None,
     ) -> None:
         """next-turn, not waking: parked until a waking delivery runs the model (R12, R15)."""
-        self._apply(intents.queue(message, contexts, expect=expect))
+        self._path.apply(intents.queue(message, contexts, expect=expect))
 
     def steer(
         self,
@@ -281,31 +299,31 @@ class LoopAgent(Committing):
         expect: Expectation | None = None,
     ) -> None:
         """next-step, waking: joins the running turn at its next step boundary (R12, R17)."""
-        self._apply(intents.steer(message, contexts, expect=expect))
+        self._path.apply(intents.steer(message, contexts, expect=expect))
 
     def inject(self, message: UserMessage, *, expect: Expectation | None = None) -> None:
         """next-step, not waking, no contexts: rides along with a later boundary (R12, R15)."""
-        self._apply(intents.inject(message, expect=expect))
+        self._path.apply(intents.inject(message, expect=expect))
 
     def send(self, input: ResolvedAgentInput, *, expect: Expectation | None = None) -> None:
         """Deliver a resolved input (R11, R13, R14)."""
-        self._apply(Send(input, expect))
+        self._path.apply(Send(input, expect))
 
     # ------------------------------------------------------------------ edits
 
     def replace(self, message_id: MessageId, message: UserMessage) -> bool:
         """Swap a pending entry's primary message (R7); False (no-op) when not pending."""
-        return bool(self._apply(Replace(message_id, message)).durable)
+        return bool(self._path.apply(Replace(message_id, message)).durable)
 
     def remove(self, message_id: MessageId) -> bool:
         """Cancel one pending entry (R7); False (no-op) when not pending as a primary message."""
-        return bool(self._apply(Remove(message_id)).durable)
+        return bool(self._path.apply(Remove(message_id)).durable)
 
     def move(
         self, message_id: MessageId, target: Target, *, expect: Expectation | None = None
     ) -> None:
         """Move a pending entry to the end of ``target`` (R8, D1, D2)."""
-        self._apply(Move(message_id, target, expect))
+        self._path.apply(Move(message_id, target, expect))
 
     def splice(
         self, target: Target, start: int, delete_count: int, entries: Sequence[Entry] = ()
@@ -313,11 +331,11 @@ class LoopAgent(Committing):
         """List-splice edit of one pending list (R5, R7, D14); ``entries`` any sequence."""
         if isinstance(entries, Sequence) and not isinstance(entries, (str, bytes)):
             entries = tuple(entries)  # else the command refuses it (InvalidSplice)
-        self._apply(Splice(target, start, delete_count, entries))
+        self._path.apply(Splice(target, start, delete_count, entries))
 
     def clear(self) -> None:
         """Cancel every pending entry, next-step first (R7, D10); the turn goes on."""
-        self._apply(Clear())
+        self._path.apply(Clear())
 
     # -------------------------------------------------------------- lifecycle
 
@@ -329,11 +347,11 @@ class LoopAgent(Committing):
         expect: Expectation | None = None,
     ) -> None:
         """Abort the live turn; without ``keep_inbox`` also cancel everything pending (R21-R23)."""
-        self._apply(Cancel(cause, keep_inbox, expect))
+        self._path.apply(Cancel(cause, keep_inbox, expect))
 
     def dispose(self) -> None:
         """Synchronous ``Dispose`` (R25): ``aclose`` without the wait. Raises once disposed."""
-        self._apply(Dispose())
+        self._path.apply(Dispose())
 
     async def when_idle(self) -> None:
         """Return once the agent is idle (R19) and everything it did is durable.
@@ -356,7 +374,7 @@ class LoopAgent(Committing):
         holds the last of them; ``DriverStopped`` (the write's error as
         ``__cause__``) if a write failed, so they may not all be in the log.
         """
-        await self._until_settled(self._issued)
+        await self._path.durable()
 
     async def aclose(self) -> None:
         """Dispose (unless already disposed) and wait until the agent converged (R25, D5).
@@ -365,8 +383,8 @@ class LoopAgent(Committing):
         waits for the same convergence. The log is not closed (its owner does).
         """
         self._check_not_driver("aclose")
-        if not self._head.disposed:
-            self._apply(Dispose())
+        if not self._path.head.disposed:
+            self._path.apply(Dispose())
         await self._wait_until(self._is_idle, "aclose")
         self._stop_serving()
         self._log.release()  # converged: nothing more to write (R29)
@@ -411,11 +429,11 @@ class LoopAgent(Committing):
                 f"a maintenance job is a coroutine function, not a {type(job).__name__}"
             )
         self._settle_end()
-        signal = self._job_signal = AbortSignal(None)
+        signal = self._path.job_signal = AbortSignal(None)
         try:
-            self._apply(BeginMaintenance())
+            self._path.apply(BeginMaintenance())
         except BaseException:
-            self._job_signal = None
+            self._path.job_signal = None
             raise
         await self.durable()  # the job starts once what came before is in the log
         try:
@@ -437,30 +455,30 @@ class LoopAgent(Committing):
         (``_settle_end``) or raise the store's error; nothing waits for an end
         that would never come.
         """
-        self._job_signal = None
-        if self._detached:  # a detached agent writes nothing (R29)
+        self._path.job_signal = None
+        if self._path.closed:  # a detached agent writes nothing (R29)
             return None
         failure: Exception | None = None
         if records:
             try:
-                self._apply(EndMaintenance(records))
+                self._path.apply(EndMaintenance(records))
                 return None
             except Exception as error:
                 failure = error
                 self._restore_host()  # the host may hold records the log refused (SH11)
         try:
-            self._apply(EndMaintenance())
+            self._path.apply(EndMaintenance())
         except Exception as error:
             self._end_owed = True
-            self._wake_waiters()
+            self._path.wake_waiters()
             return failure or error
         return failure
 
     def _settle_end(self) -> None:
         """Apply the record-less end of maintenance the log refused before (R31), if owed; the
         store's error propagates while it still fails (the end stays owed)."""
-        if self._end_owed and not self._detached:
-            self._apply(EndMaintenance())
+        if self._end_owed and not self._path.closed:
+            self._path.apply(EndMaintenance())
             self._end_owed = False
 
     def _restore_host(self) -> None:
@@ -472,7 +490,9 @@ class LoopAgent(Committing):
         try:
             restore(self._log.read())
         except Exception as error:
-            self._report_error("inbox_core.shell: restoring the host from the log failed", error)
+            self._path.report_error(
+                "inbox_core.shell: restoring the host from the log failed", error
+            )
 
     async def detach(self, *, grace: float | None = None) -> None:
         """Hand the agent over (R29): stop driving, write nothing new, release the log.
@@ -497,25 +517,20 @@ class LoopAgent(Committing):
         with ``grace=0`` while another waits abandons the hook at once.
         """
         limit = None if grace is None else durations.seconds(grace, "grace", zero=True)
-        if not self._detached:
-            self._detached = True
-            if self._head.status == "running" and self._signal is not None:
-                self._signal.trip(ParentCause())
-            if self._job_signal is not None:  # a maintenance job winds down too (R31)
-                self._job_signal.trip(ParentCause())
-            self._queue.clear()  # nothing more is announced
+        path = self._path
+        if not path.closed:
+            path.close()  # the host winds down (a job too, R31); nothing more is announced
             self._stop_serving()
-            self._wake_waiters()  # they raise AgentDetached
-        driver = self._live_driver()
+        driver = self._driver.live()
         if driver is not None and driver is not self._abandoned:
             if driver is asyncio.current_task():
                 return  # released by the driver when this hook returns
             done, _ = await asyncio.wait({driver}, timeout=limit)
-            if not done and driver is self._driver:
+            if not done and driver is self._driver.live():
                 self._abandon(driver, limit)
-        if self._unsettled:
+        if path.unsettled:
             with contextlib.suppress(DriverStopped):  # a failed write: the log has the rest
-                await self._until_settled(self._issued)
+                await path.durable()
         self._maybe_release()
 
     def _abandon(self, driver: asyncio.Task[None], grace: float | None) -> None:
@@ -535,10 +550,10 @@ class LoopAgent(Committing):
     def _maybe_release(self) -> None:
         """Release the log once detached, no hook runs and no write is on its way (R29)."""
         if (
-            not self._detached
+            not self._path.closed
             or self._released
-            or self._live_driver() not in (None, self._abandoned)
-            or self._unsettled
+            or self._driver.live() not in (None, self._abandoned)
+            or self._path.unsettled
         ):
             return
         self._released = True
@@ -557,18 +572,10 @@ class LoopAgent(Committing):
         """
         if not callable(callback):
             raise InvalidInput(f"a subscriber must be callable, got {type(callback).__name__}")
-        subscription = _Subscription(callback)
-        self._subscriptions = (*self._subscriptions, subscription)
-
-        def unsubscribe() -> None:
-            if subscription.active:
-                subscription.active = False
-                self._subscriptions = tuple(s for s in self._subscriptions if s.active)
-
-        return unsubscribe
+        return self._path.subscribe(callback)
 
     def __repr__(self) -> str:
-        state = self._head
+        state = self._path.head
         return (
             f"LoopAgent(status={state.status!r}, last_turn={state.last_turn}, "
             f"awaiting={state.awaiting!r}, disposed={state.disposed})"
@@ -577,14 +584,16 @@ class LoopAgent(Committing):
     # ---------------------------------------------------------------- waiting
 
     def _is_idle(self) -> bool:
-        return self._head.status == "idle" and not self._unsettled
+        return self._path.head.status == "idle" and not self._path.unsettled
 
     def _check_driving(self) -> None:
-        if self._failure is not None:
-            raise DriverStopped("the driver stopped; the open turn cannot end") from (self._failure)
+        if self._path.failure is not None:
+            raise DriverStopped("the driver stopped; the open turn cannot end") from (
+                self._path.failure
+            )
 
     def _check_not_driver(self, what: str) -> None:
-        if self._driver is not None and asyncio.current_task() is self._driver:
+        if self._driver.is_current():
             raise RuntimeError(
                 f"{what}() awaited from a host hook would wait for its own turn; "
                 "use cancel() or dispose() there"
@@ -593,15 +602,13 @@ class LoopAgent(Committing):
     async def _wait_until(self, ready: Callable[[], bool], what: str) -> None:
         self._check_not_driver(what)
         while True:
-            self._check_attached()
-            if self._lost:
-                self._check_usable()
+            self._path.check_usable()
             self._settle_end()
             if ready():
                 return
             self._check_driving()
-            self._ensure_driver()
-            await self._wait()
+            self._kick()
+            await self._path.wait()
 
 
 if TYPE_CHECKING:

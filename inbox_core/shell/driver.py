@@ -1,12 +1,12 @@
 """The driver (SH3): the one task per agent that asks the host what the core awaits.
 
-``Driving`` is the part of ``LoopAgent`` that runs it. The driver exists
-exactly while the *durable* state awaits a report (a turn is open in what the
-log holds): it reads ``state.awaiting``, awaits the matching ``Host`` hook,
-records the answer as the report the core awaits (``_record``, the commit path
-of ``inbox_core.shell.commit``) and waits until that report is durable before
-it asks again, so the host is never handed a turn, a batch or a step whose
-events the log does not hold yet (R37).
+``Driver`` runs it. The driver exists exactly while the *durable* state
+awaits a report (a turn is open in what the log holds): it reads
+``state.awaiting``, awaits the matching ``Host`` hook, records the answer as
+the report the core awaits (through the commit path) and waits until that
+report is durable before it asks again, so the host is never handed a turn, a
+batch or a step whose events the log does not hold yet (R37). What it may
+touch of the commit path is ``DriverPath``, below; nothing else.
 """
 
 from __future__ import annotations
@@ -14,12 +14,13 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Sequence
-from typing import TYPE_CHECKING, Any, Final, TypeVar
+from typing import Any, Final, Protocol, TypeVar
 
 from inbox_core.commands import Completed, Failed, Reject, Report
 from inbox_core.errors import InboxCoreError
 from inbox_core.events import HostRecord
 from inbox_core.reducer import reduce
+from inbox_core.shell.errors import AgentDetached
 from inbox_core.shell.host import (
     AbortSignal,
     Host,
@@ -28,37 +29,44 @@ from inbox_core.shell.host import (
     describe_failure,
     unwrap,
 )
-from inbox_core.shell.posts import Consumed
 from inbox_core.state import AgentState, Awaiting, AwaitPreStep, AwaitStep, Transition
 
-if TYPE_CHECKING:
-    from inbox_core.shell.serving import PostServer
-
-__all__ = ["AgentDetached", "DriverStopped", "Driving"]
+__all__ = ["Driver", "DriverPath"]
 
 logger: Final = logging.getLogger("inbox_core.shell")
 T = TypeVar("T")
 
 
-class DriverStopped(RuntimeError):
-    """The driver could not record a report (the log failed, or a core bug); ``__cause__`` says why.
+class DriverPath(Protocol):
+    """What the driver needs of the commit path (``commit.CommitPath``)."""
 
-    Raised by ``when_idle``/``aclose``/``durable`` (and ``run_maintenance``) of an
-    agent whose driver stopped: its open turn can no longer progress. The log
-    holds everything committed; a new ``LoopAgent`` over it resumes (the turn
-    closes ``interrupted``). A writer that lost its log (R29) stops the same way,
-    with ``LogFenced`` as the cause; a store that became unreachable, with
-    ``LogUnavailable``. With a ``ThreadWriter`` a failed write stops the agent
-    altogether: every later command raises it too (R37).
-    """
+    @property
+    def state(self) -> AgentState: ...  # the durable state: what the host may be asked about
 
+    @property
+    def head(self) -> AgentState: ...  # what a report is reduced against
 
-class AgentDetached(InboxCoreError):
-    """The agent was detached (R29): it no longer owns its log and refuses every command.
+    @property
+    def signal(self) -> AbortSignal | None: ...  # the open turn's
 
-    Nothing was changed or written. The log is the agent now: build a new
-    ``LoopAgent`` over it (here or in another process) to go on.
-    """
+    @property
+    def settled(self) -> int: ...
+
+    @property
+    def closed(self) -> bool: ...  # detached
+
+    @property
+    def failure(self) -> BaseException | None: ...
+
+    def record(self, transitions: Sequence[Transition]) -> int: ...
+
+    async def until_settled(self, number: int) -> None: ...
+
+    def stop(self, error: BaseException, message: str) -> None: ...
+
+    def wake_waiters(self) -> None: ...
+
+    def report_error(self, message: str, error: BaseException, **context: Any) -> None: ...
 
 
 class _Raised:
@@ -76,75 +84,53 @@ def _driver_cancelled() -> bool:
     return task is not None and task.cancelling() > 0
 
 
-class Driving:
-    """The driver half of ``LoopAgent`` (what it needs of the rest is declared here)."""
+class Driver:
+    """The task that asks ``host`` what the core awaits; ``release_if_done`` is called when a
+    detached agent's last hook returned (the agent may then give its log back)."""
 
-    _host: Host
-    _state: AgentState  # the durable state
-    _head: AgentState  # what the next command is reduced against
-    _signal: AbortSignal | None
-    _driver: asyncio.Task[None] | None
-    _failure: BaseException | None
-    _detached: bool
-    _settled: int
-    _server: PostServer | None
+    __slots__ = ("_host", "_path", "_release_if_done", "_task")
 
-    # the commit path's and the lifecycle's (``Committing``, ``LoopAgent``)
+    def __init__(self, host: Host, path: DriverPath, release_if_done: Callable[[], None]) -> None:
+        self._host = host
+        self._path = path
+        self._release_if_done = release_if_done
+        self._task: asyncio.Task[None] | None = None
 
-    def _record(
-        self,
-        transitions: Sequence[Transition],
-        consumed: Sequence[Consumed] = (),
-        *,
-        work: bool | None = None,
-    ) -> int:
-        raise NotImplementedError
-
-    async def _until_settled(self, number: int) -> None:
-        raise NotImplementedError
-
-    def _wake_waiters(self) -> None:
-        raise NotImplementedError
-
-    def _maybe_release(self) -> None:
-        raise NotImplementedError
-
-    def _report_error(self, message: str, error: BaseException, **context: Any) -> None:
-        raise NotImplementedError
-
-    # ----------------------------------------------------------------- the task
-
-    def _live_driver(self) -> asyncio.Task[None] | None:
+    def live(self) -> asyncio.Task[None] | None:
         """The driver task, forgotten if its event loop was closed under it: that loop
         abandoned the in-flight hook (SH8), and a new driver asks the host again."""
-        driver = self._driver
-        if driver is not None and driver.get_loop().is_closed():
-            self._driver = driver = None
-        return driver
+        task = self._task
+        if task is not None and task.get_loop().is_closed():
+            self._task = task = None
+        return task
 
-    def _ensure_driver(self) -> None:
+    def is_current(self) -> bool:
+        """Whether the caller runs inside the driver task (inside a host hook)."""
+        return self._task is not None and asyncio.current_task() is self._task
+
+    def ensure(self) -> None:
         """Start the driver if the durable state has a turn open and none runs (exactly one
         driver task)."""
-        if self._server is not None:
-            self._server.ensure_task()  # the posts' server needs a running loop too
+        path = self._path
         if (
-            self._live_driver() is not None
-            or self._failure is not None
-            or self._detached
-            or self._state.awaiting is None
+            self.live() is not None
+            or path.failure is not None
+            or path.closed
+            or path.state.awaiting is None
         ):
             return
         try:
             loop = asyncio.get_running_loop()
         except RuntimeError:
             return  # no running loop: started by the next command/await inside one
-        self._driver = loop.create_task(self._drive(), name=f"inbox_core.shell driver {id(self):x}")
+        self._task = loop.create_task(self._drive(), name=f"inbox_core.shell driver {id(self):x}")
 
     async def _drive(self) -> None:
         task = asyncio.current_task()
+        path = self._path
         try:
-            while not self._detached and (awaiting := self._state.awaiting) is not None:
-                signal = self._signal
+            while not path.closed and (awaiting := path.state.awaiting) is not None:
+                signal = path.signal
                 if signal is None or signal.turn != awaiting.turn:  # pragma: no cover - invariant
                     raise RuntimeError(f"no abort signal for turn {awaiting.turn}")
                 try:
@@ -153,22 +139,20 @@ class Driving:
                     if closing(error, task):  # PEP 380 raises that here, not in the hook
                         raise
                     number = await self._answer(awaiting, signal, _Raised(error))
-                if number is not None and self._settled < number:
-                    await self._until_settled(number)  # the host sees durable facts only
+                if number is not None and path.settled < number:
+                    await path.until_settled(number)  # the host sees durable facts only
         except AgentDetached:
-            if not self._detached:  # pragma: no cover - raised only once detached
+            if not path.closed:  # pragma: no cover - raised only once detached
                 raise
         except Exception as error:
-            if self._failure is None:
-                self._failure = error
-                self._report_error("inbox_core.shell: the driver stopped", error)
+            path.stop(error, "inbox_core.shell: the driver stopped")
         finally:
-            if self._driver is task:  # else a closed loop abandoned it; a newer driver runs
-                self._driver = None
-                if self._detached:
-                    self._maybe_release()  # the in-flight report is discarded (R29)
-                elif self._state.awaiting is not None:
-                    self._wake_waiters()  # they restart a driver or raise DriverStopped
+            if self._task is task:  # else a closed loop abandoned it; a newer driver runs
+                self._task = None
+                if path.closed:
+                    self._release_if_done()  # the in-flight report is discarded (R29)
+                elif path.state.awaiting is not None:
+                    path.wake_waiters()  # they restart a driver or raise DriverStopped
 
     async def _invoke(self, call: Callable[[], Awaitable[T]]) -> T | _Raised:
         """Await one hook to its end (never cancelled by the shell); capture its exception,
@@ -228,7 +212,7 @@ class Driving:
                 else raised
             )
             if isinstance(result, _Raised):
-                self._report_error(
+                self._path.report_error(
                     f"inbox_core.shell: host turn_stopping({turn}) raised; "
                     "the turn goes on as if it returned",
                     result.error,
@@ -248,7 +232,7 @@ class Driving:
         """Record the hook's answer (and its records, R30); a hook error, an answer that is
         not a valid one (even one that cannot be rendered) or a rejected report is recorded
         as ``failure`` (R33)."""
-        if self._detached:
+        if self._path.closed:
             return None  # detach discards the in-flight report
         if isinstance(result, _Raised):
             error = result.error
@@ -259,11 +243,11 @@ class Driving:
                 error = invalid
             else:
                 try:
-                    transition = reduce(self._head, report)
+                    transition = reduce(self._path.head, report)
                 except InboxCoreError as rejected:  # D7 duplicate ids
                     error = rejected
                 else:
-                    return self._record((transition,))
+                    return self._path.record((transition,))
         message, code = describe_failure(error)
         logger.warning(
             "host answer to %s failed with %s; reported as the turn's error",
@@ -274,7 +258,7 @@ class Driving:
         return self._submit(failure(message, code))
 
     def _submit(self, report: Report) -> int | None:
-        if self._detached:
+        if self._path.closed:
             return None
-        transition = reduce(self._head, report)  # answers ``awaiting``: cannot be rejected
-        return self._record((transition,))
+        transition = reduce(self._path.head, report)  # answers ``awaiting``: cannot be rejected
+        return self._path.record((transition,))

@@ -3,10 +3,11 @@
 While the agent owns a log that holds posts (``SqliteLog``, ``PostgresLog``),
 one ``PostServer`` task waits for a post (``log.post_wake()``), reads the
 oldest pending ones (in a worker thread: store I/O never blocks the event
-loop, R37), reduces them one at a time against the agent's state, and hands
-the batch back to the agent: one write with the events of every applied
-command and the outcome of every post, then each command is adopted and
-announced in order, exactly as if the owner had issued them. The reduction
+loop, R37), reduces them one at a time against the agent's head state, and
+hands the batch to the agent's commit path (``PostSink``: all the server knows
+of the agent): one write with the events of every applied command and the
+outcome of every post, then each command is adopted and announced in order,
+exactly as if the owner had issued them. The reduction
 and the hand-over are synchronous, on the event loop: a post interleaves with
 the owner's own commands and with a turn in progress at command boundaries
 only, like any in-process command. The server reads again only once the
@@ -18,25 +19,23 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Final, Protocol
+from typing import Final, Protocol
 
 from inbox_core.errors import InboxCoreError
 from inbox_core.reducer import reduce
 from inbox_core.shell.host import describe_failure
-from inbox_core.shell.logs import LogUnavailable
-from inbox_core.shell.posts import (
+from inbox_core.shell.stores.errors import LogUnavailable
+from inbox_core.shell.stores.posts import (
     Consumed,
     PendingPost,
     PostApplied,
     PostRejected,
     decode_post,
 )
+from inbox_core.shell.stores.wakes import Wake
 from inbox_core.state import AgentState, Transition
 
-if TYPE_CHECKING:
-    from inbox_core.shell.agent import LoopAgent
-
-__all__ = ["BATCH", "PostServer", "decide"]
+__all__ = ["BATCH", "PostServer", "PostSink", "decide"]
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
@@ -46,10 +45,20 @@ RETRY_SECONDS: Final = 0.5
 """How long the server waits after the store failed (``LogUnavailable``) before it looks again."""
 
 
-class Wake(Protocol):
-    async def wait(self) -> None: ...
+class PostSink(Protocol):
+    """What the post server needs of the agent's commit path (``commit.CommitPath``)."""
 
-    def close(self) -> None: ...
+    @property
+    def head(self) -> AgentState: ...  # what the next post is reduced against
+
+    @property
+    def closed(self) -> bool: ...  # detached: serve nothing more
+
+    def record_posts(
+        self, transitions: Sequence[Transition], consumed: Sequence[Consumed]
+    ) -> int: ...
+
+    async def durable(self) -> None: ...
 
 
 class ServingLog(Protocol):
@@ -90,27 +99,26 @@ def decide(
 class PostServer:
     """Serves one agent's posts while it owns its log; ``stop`` (detach, dispose) ends it."""
 
-    __slots__ = ("_agent", "_log", "_stopped", "_task")
+    __slots__ = ("_log", "_sink", "_stopped", "_task")
 
-    def __init__(self, agent: LoopAgent, log: ServingLog) -> None:
-        self._agent = agent
+    def __init__(self, sink: PostSink, log: ServingLog) -> None:
+        self._sink = sink
         self._log = log
         self._task: asyncio.Task[None] | None = None
         self._stopped = False
 
     @classmethod
-    def attach(cls, agent: LoopAgent) -> PostServer | None:
-        """A server for ``agent`` if its log serves posts, else None."""
-        log = agent.log
+    def attach(cls, sink: PostSink, log: object) -> PostServer | None:
+        """A server feeding ``sink`` if ``log`` serves posts, else None."""
         if callable(getattr(log, "pending_posts", None)) and callable(
             getattr(log, "post_wake", None)
         ):
-            return cls(agent, log)  # type: ignore[arg-type]
+            return cls(sink, log)  # type: ignore[arg-type]
         return None
 
     def _active(self) -> bool:
-        agent = self._agent
-        return not (self._stopped or agent.detached or agent.state.disposed)
+        sink = self._sink
+        return not (self._stopped or sink.closed or sink.head.disposed)
 
     def drain(self) -> bool:
         """Apply one batch of pending posts, reading in the calling thread (construction);
@@ -121,14 +129,14 @@ class PostServer:
 
     def _apply(self, posts: list[PendingPost]) -> int:
         if posts and self._active():
-            transitions, consumed = decide(self._agent.state, posts)
-            self._agent._record_posts(transitions, consumed)
+            transitions, consumed = decide(self._sink.head, posts)
+            self._sink.record_posts(transitions, consumed)
         return len(posts)
 
     async def _drain(self) -> bool:
         """``drain`` from the serving task: once the agent's writes are durable, read in a
         worker thread, then apply on the loop."""
-        await self._agent.durable()  # a post consumed by a write on its way is not read again
+        await self._sink.durable()  # a post consumed by a write on its way is not read again
         if not self._active():
             return False
         posts = await asyncio.to_thread(self._log.pending_posts, BATCH)

@@ -47,10 +47,9 @@ from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
 from inbox_core.shell import durations
 from inbox_core.shell.agent import LoopAgent
 from inbox_core.shell.host import Host, closing
-from inbox_core.shell.logs import EventLog
-from inbox_core.shell.postgres_schema import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
-from inbox_core.shell.stores import PostgresStore, SqliteStore, open_store, parse_store
-from inbox_core.shell.writers import ThreadWriter, WriteStats
+from inbox_core.shell.stores.base import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, EventLog, Store
+from inbox_core.shell.stores.opening import open_store, parse_store
+from inbox_core.shell.stores.writers import ThreadWriter, WriteStats
 
 __all__ = ["HostFactory", "Worker", "WorkerStats"]
 
@@ -148,6 +147,10 @@ def _own_cancellation(error: BaseException) -> bool:
     return isinstance(error, asyncio.CancelledError) and task is not None and task.cancelling() > 0
 
 
+_STORE_CALLS: Final = ("log", "candidates", "renew", "work_wake")
+"""What a worker calls on its store (``base.Store``)."""
+
+
 class Worker:
     """Serves the agents of ``store`` (a ``SqliteStore``, a ``PostgresStore`` or the
     ``sqlite:PATH`` / ``postgresql://`` text of one) that have work, with a ``Host`` from
@@ -166,7 +169,7 @@ class Worker:
 
     def __init__(
         self,
-        store: SqliteStore | PostgresStore | str,
+        store: Store | str,
         host: HostFactory,
         *,
         max_agents: int = DEFAULT_MAX_AGENTS,
@@ -180,7 +183,7 @@ class Worker:
             raise InvalidInput(f"host must be a callable (agent_id -> Host), got {host!r:.80}")
         if isinstance(store, str):
             parse_store(store)  # InvalidInput before anything is opened
-        elif not isinstance(store, (SqliteStore, PostgresStore)):
+        elif not all(callable(getattr(store, name, None)) for name in _STORE_CALLS):
             raise InvalidInput(f"store must be a SqliteStore or a PostgresStore, got {store!r:.80}")
         self._max = _count(max_agents, "max_agents", MAX_AGENTS)
         self._idle_seconds = durations.seconds(idle_seconds, "idle_seconds")
@@ -202,7 +205,7 @@ class Worker:
         self._name = f"{socket.gethostname()}:{os.getpid()}" if name is None else _name(name)
         if isinstance(store, str):
             store = open_store(store)
-        self._leases = isinstance(store, PostgresStore)
+        self._leases = bool(store.leases)
         if not self._leases:
             self._log_options.clear()  # SQLite ownership is a lock: no lease to set
         self._store = store
@@ -230,7 +233,7 @@ class Worker:
         return self._name
 
     @property
-    def store(self) -> SqliteStore | PostgresStore:
+    def store(self) -> Store:
         return self._store
 
     @property
@@ -403,7 +406,8 @@ class Worker:
         return found
 
     def _new_log(self, agent_id: str) -> EventLog:
-        return self._store.log(agent_id, **self._log_options)
+        log: EventLog = self._store.log(agent_id, **self._log_options)
+        return log
 
     async def _open(self, agent_id: str) -> None:
         me = asyncio.current_task()

@@ -27,7 +27,7 @@ from inbox_core import (
     reduce,
     replay,
 )
-from inbox_core.shell.logs import from_json_lines, to_json_lines
+from inbox_core.shell.stores.jsonl import from_json_lines, to_json_lines
 from inbox_core.testing.checks import (
     InvariantViolation,
     LogChecker,
@@ -42,7 +42,12 @@ from inbox_core.testing.checks import (
     check_well_formed,
 )
 from inbox_core.testing.oracle import NaiveInbox
-from inbox_core.testing.recovery import check_fates, check_replay, check_resume
+from inbox_core.testing.recovery import (
+    check_checkpoint,
+    check_fates,
+    check_replay,
+    check_resume,
+)
 from inbox_core.testing.strategies import (
     DEFAULT_ID_POOL,
 )
@@ -227,6 +232,12 @@ class MachineHarness(RuleBasedStateMachine):
         except InboxCoreError as error:
             self._found.setdefault("I12", _fail("I12", f"prefix {cut} does not replay: {error}"))
             return
+        try:  # opening from a checkpoint the dead process wrote at or before the cut
+            for at in sorted({1, cut // 2, cut - cut // 3, cut} - {0}) if cut else ():
+                check_checkpoint(prefix, at)
+        except InvariantViolation as violation:
+            self._found.setdefault("R41", violation)
+            return
         self.state = replayed
         self.durable = list(prefix)
         self.notifications = []
@@ -336,6 +347,10 @@ class MachineHarness(RuleBasedStateMachine):
     @invariant()
     def D31_outputs_are_well_formed(self) -> None:
         self._raise_found("D31")
+
+    @invariant()
+    def R41_checkpoints_reopen_exactly(self) -> None:
+        self._raise_found("R41")
 
     @invariant()
     def I12_every_prefix_resumes(self) -> None:

@@ -61,7 +61,8 @@ from inbox_core import (
     queue,
     steer,
 )
-from inbox_core.shell.logs import CorruptLog, decode_record
+from inbox_core.shell.stores.errors import CorruptLog
+from inbox_core.shell.stores.rows import decode_record
 from inbox_core.testing.harness import FRESH, MachineHarness
 from inbox_core.testing.hostile import Hostile, hostile_documents, hostile_json
 from inbox_core.testing.oracle import answers

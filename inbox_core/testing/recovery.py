@@ -4,6 +4,8 @@
 * ``check_resume`` (I12): every prefix replays, and Resume closes what a
   crash left open (R27 v2: ``aborted`` when the log holds the turn's
   ``turn/abort``, else ``interrupted`` plus the restore of an undecided claim);
+* ``check_checkpoint`` (R41): a log opened from a checkpoint at any position,
+  read back from its JSON form, is exactly the replay of the whole log;
 * ``check_fates`` (R32): every accepted MessageId has one current fate, the
   pending ones are exactly the replayed lists, the claimed ones exactly the
   unanswered claim;
@@ -43,6 +45,8 @@ from inbox_core import (
     reduce,
     replay,
 )
+from inbox_core.checkpoint import checkpoint_from_json, checkpoint_to_json, matches, take
+from inbox_core.replay import LogFold, replay_from
 from inbox_core.testing.checks import (
     InvariantViolation,
     LogChecker,
@@ -59,6 +63,29 @@ FATE_KINDS: Final = ("pending", "admitted", "canceled", "dropped", "consumed", "
 
 ReplayFn = Callable[[Sequence[DurableEvent]], AgentState]
 FatesFn = Callable[[Sequence[DurableEvent]], Mapping[MessageId, Fate]]
+
+
+def check_checkpoint(
+    events: Sequence[DurableEvent], at: int, *, replay_fn: ReplayFn = replay
+) -> AgentState:
+    """R41 for one position: the checkpoint after ``events[:at]`` (0 < at <= len), through its
+    JSON form, matches the event it follows, and opening from it with ``events[at:]``
+    gives exactly the state of the whole log's replay (and so every next transition).
+    Returns that state."""
+    whole = replay_fn(events)
+    taken = take(LogFold().feed(events[:at]))
+    stored = checkpoint_from_json(checkpoint_to_json(taken, "agent"), "agent")
+    if stored != taken:
+        raise _fail("R41", f"the checkpoint at {at} does not survive its JSON form")
+    if not matches(stored, events[at - 1]):
+        raise _fail("R41", f"the checkpoint at {at} does not match the event it follows")
+    try:
+        opened = replay_from(stored, events[at:])
+    except InboxCoreError as error:
+        raise _fail("R41", f"opening from the checkpoint at {at} raised {error!r}") from None
+    if opened != whole:
+        raise _fail("R41", f"opening from the checkpoint at {at} gives {opened!r}, not {whole!r}")
+    return opened
 
 
 def check_replay(

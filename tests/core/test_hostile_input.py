@@ -77,18 +77,13 @@ from inbox_core.codec import (
     message_to_json,
     notification_to_json,
 )
+from inbox_core.json_values import JsonObject, freeze_json, json_size, thaw_json
 from inbox_core.shell import SqliteLog
-from inbox_core.shell.logs import (
-    CorruptLog,
-    decode_record,
-    encode_event,
-    from_json_lines,
-    iter_json_lines,
-    to_json_lines,
-)
+from inbox_core.shell.stores.errors import CorruptLog
+from inbox_core.shell.stores.jsonl import from_json_lines, iter_json_lines, to_json_lines
+from inbox_core.shell.stores.rows import decode_record, encode_event
 from inbox_core.testing import hostile
 from inbox_core.testing.strategies import commands
-from inbox_core.values import JsonObject, freeze_json, json_size, thaw_json
 from tests.core.helpers import queue
 
 AGENT_NUMBERS = itertools.count()
@@ -742,7 +737,7 @@ def test_the_iterative_encoder_writes_what_json_dumps_writes(document: Any) -> N
 def test_the_iterative_encoder_refuses_a_cycle_and_bom_and_odd_corners() -> None:
     """json_text: a circular reference is ValueError (json.dumps' check), a BOM is refused
     like json.loads does, tuples are arrays; thawing without recursion keeps a scalar."""
-    from inbox_core.values import _thaw_iteratively
+    from inbox_core.json_values import _thaw_iteratively
 
     assert _thaw_iteratively(5) == 5
     assert _thaw_iteratively(freeze_json([{"a": [1]}, []])) == [{"a": [1]}, []]

@@ -31,7 +31,7 @@ from inbox_core import (
     reduce,
     replay,
 )
-from inbox_core.values import freeze_json
+from inbox_core.json_values import freeze_json
 
 
 def m(message_id: str) -> UserMessage:

@@ -15,7 +15,7 @@ from inbox_core.codec import command_to_json
 from inbox_core.commands import followup
 from inbox_core.http.posting import MAX_WAIT_SECONDS, wait_seconds
 from inbox_core.shell import PostApplied, PostRejected, Receipt
-from inbox_core.shell.posts import decode_post
+from inbox_core.shell.stores.posts import decode_post
 from tests.shell.support import msg, run_async
 
 from .support import (

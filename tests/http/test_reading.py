@@ -190,8 +190,8 @@ def test_r39_metrics_add_a_worker_statistics() -> None:
     import attrs
 
     from inbox_core.http.metrics import Metrics
+    from inbox_core.shell.stores.writers import WriteStats
     from inbox_core.shell.worker import WorkerStats
-    from inbox_core.shell.writers import WriteStats
 
     writes = WriteStats(**{f.name: 0 for f in attrs.fields(WriteStats)})
     fields = {f.name: 0 for f in attrs.fields(WorkerStats)} | {"name": "w", "writes": writes}

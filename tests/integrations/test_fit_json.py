@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from inbox_core import HostRecord, InvalidInput, limits
 from inbox_core.integrations._fit import SHORTEST_CUT, fit_json
-from inbox_core.values import json_size, thaw_json
+from inbox_core.json_values import json_size, thaw_json
 
 from .strategies import json_ish, nested
 

@@ -20,7 +20,7 @@ import time
 from inbox_core import LogOwned, create_user_message
 from inbox_core.commands import followup, queue
 from inbox_core.shell import EchoHost, LoopAgent, PostgresStore
-from inbox_core.shell.stores import open_store
+from inbox_core.shell.stores.opening import open_store
 
 
 def say(*words: object) -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from inbox_core import fates
 from inbox_core.shell import LoopAgent, PostgresStore, SqliteStore
-from inbox_core.shell.posts import SQLITE_POSTS
+from inbox_core.shell.stores.sqlite.schema import SQLITE_POSTS
 
 HERE = Path(__file__).resolve().parent
 AnyStore = SqliteStore | PostgresStore

@@ -18,7 +18,7 @@ import pytest
 
 from inbox_core import TurnStarted
 from inbox_core.shell import MemoryLog, PostgresLog, SqliteLog
-from inbox_core.shell.logs import encode_event
+from inbox_core.shell.stores.rows import encode_event
 
 AnyLog = MemoryLog | SqliteLog | PostgresLog
 STORES = ["memory", "sqlite", "sqlite-multi", "postgres"]

@@ -28,7 +28,7 @@ from inbox_core.shell import (
     SqliteLog,
     ThreadWriter,
 )
-from inbox_core.shell.writers import Part, write_alone
+from inbox_core.shell.stores.writers import Part, write_alone
 
 from .support import (
     Recorder,
@@ -337,7 +337,7 @@ def test_r37_thread_writer_refuses_after_close() -> None:
         await writer.aclose()
         log = MemoryLog()
         log.acquire()
-        from inbox_core.shell.writers import WriterClosed
+        from inbox_core.shell.stores.writers import WriterClosed
 
         with pytest.raises(WriterClosed):
             writer.write(Part(log, [TurnStarted(1)]), lambda error: None)

@@ -38,9 +38,9 @@ from inbox_core.shell import (
     SqliteStore,
     Worker,
 )
-from inbox_core.shell.posts import MAX_OUTCOME_TEXT, Consumed, PendingPost
 from inbox_core.shell.serving import decide
-from inbox_core.shell.writers import Part
+from inbox_core.shell.stores.posts import MAX_OUTCOME_TEXT, Consumed, PendingPost
+from inbox_core.shell.stores.writers import Part
 
 from .posts_support import AnyStore, agent_name, execute, posts_table, until
 from .support import msg, run_async
@@ -49,7 +49,10 @@ from .support import msg, run_async
 
 
 def produce(store: AnyStore, agent_sql: str, command_sql: str, *args: Any) -> None:
-    """A foreign producer's row: the cells as SQL expressions over ``%s`` arguments."""
+    """A foreign producer's row: the cells as SQL expressions over ``%s`` arguments (after
+    ``prepare``, what a producer in another language runs first: a store writes nothing
+    until its first write, R36 v4)."""
+    store.prepare()
     execute(
         store,
         f"INSERT INTO {posts_table(store)} (agent_id, command) VALUES ({agent_sql}, {command_sql})",
@@ -204,7 +207,7 @@ def test_r35_v4_an_agent_id_that_is_not_utf8_breaks_neither_candidates_nor_the_p
     LogUnavailable (no worker placed any agent of the file) and the change poller see no
     post again (every cross-process post waited for the 10-20 s slow poll). Now the row is
     skipped and reported, and the others are placed and woken."""
-    from inbox_core.shell.wakes import _new_posts
+    from inbox_core.shell.stores.sqlite.wake import _new_posts
 
     store = SqliteStore(tmp_path / "a.db")
     produce(store, "CAST(X'FF61' AS TEXT)", "%s", '{"type":"clear"}')
@@ -498,13 +501,14 @@ def test_r35_v4_a_file_whose_posts_or_agents_table_is_not_ours_is_refused_untouc
 def test_r35_v4_an_older_posts_table_gains_the_id_triggers_when_a_store_opens_it(
     tmp_path: Path,
 ) -> None:
-    """A file made before the id triggers (an older inbox-core) gets them, and keeps its
-    posts."""
+    """A file made before the id triggers (an older inbox-core) gets them at a store's first
+    write, and keeps its posts."""
     store = SqliteStore(tmp_path / "a.db")
     receipt = store.post("a", queue(msg("kept")))
     execute(store, "DROP TRIGGER posts_post_id_insert")
     store.close()
     store = SqliteStore(tmp_path / "a.db")
+    store.prepare()  # its first write (reading never writes, R36 v4)
     with pytest.raises(sqlite3.IntegrityError, match="post_id must lie in"):
         execute(
             store, "INSERT INTO posts (post_id, agent_id, command) VALUES (%s, 'a', '{}')", 2**53
@@ -525,6 +529,7 @@ def test_r35_v4_a_producer_cannot_write_a_post_id_no_receipt_holds(
     2**63-1 every post of every agent failed "database or disk is full". Now the file
     refuses such a row (the producer's INSERT fails) and posting goes on."""
     store = SqliteStore(tmp_path / "a.db")
+    store.prepare()
     with pytest.raises(sqlite3.IntegrityError, match="post_id must lie in"):
         execute(
             store, "INSERT INTO posts (post_id, agent_id, command) VALUES (%s, 'a', '{}')", post_id
@@ -543,6 +548,7 @@ def test_r35_v4_post_never_raises_after_committing_whatever_ids_the_file_holds(
     """Item 8, a file written before the triggers: post() refuses an id past 2**53 with a
     typed error and writes nothing (it committed, then raised)."""
     store = SqliteStore(tmp_path / "a.db")
+    store.prepare()
     execute(store, "DROP TRIGGER posts_post_id_insert")
     execute(store, "INSERT INTO posts (post_id, agent_id, command) VALUES (%s, 'a', '{}')", 2**53)
     count = execute(store, "SELECT COUNT(*) FROM posts")[0][0]

@@ -296,6 +296,7 @@ def hostile_producer(store: AnyStore, poisoned: list[str], rows: int, seed: int)
 
 
 async def chaos(store: AnyStore, agents: int, poisoned: int, posts: int, hostile: int) -> None:
+    store.prepare()  # what a producer in another language runs first (R36 v4)
     tag = uuid.uuid4().hex[:8]
     names = [f"chaos-{i:03}-{tag}" for i in range(agents)]
     bad = names[:poisoned]

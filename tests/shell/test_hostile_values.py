@@ -39,7 +39,7 @@ from inbox_core.shell import (
     to_json_lines,
 )
 from inbox_core.shell.host import describe_failure
-from inbox_core.shell.posts import decode_post
+from inbox_core.shell.stores.posts import decode_post
 from inbox_core.testing import hostile
 from inbox_core.testing.hostile import nested
 

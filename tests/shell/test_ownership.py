@@ -492,7 +492,7 @@ def test_R29_a_failed_migration_leaves_the_v1_file(
 ) -> None:
     """R29: the migration is one transaction: if its last statement fails, after the v1 table
     was dropped, the v1 table and rows remain and the error is typed (LogUnavailable)."""
-    from inbox_core.shell import sqlite_schema as sqlite_module
+    from inbox_core.shell.stores.sqlite import schema as sqlite_module
 
     path = tmp_path / "v1.db"
     with sqlite3.connect(path) as conn:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from inbox_core.shell import PostgresLog
-from inbox_core.shell.postgres import create_tables
+from inbox_core.shell.stores.postgres.log import create_tables
 
 from .test_crash import base_seed, crash_rounds
 

@@ -16,7 +16,8 @@ import pytest
 
 from inbox_core import InboxSpliced, MessageAdmitted, fates
 from inbox_core.shell import LogUnavailable, LoopAgent, PostApplied, PostgresStore, SqliteStore
-from inbox_core.shell.posts import PG_POSTS, SQLITE_POSTS
+from inbox_core.shell.stores.postgres.schema import PG_POSTS
+from inbox_core.shell.stores.sqlite.schema import SQLITE_POSTS
 
 from .posts_support import (
     AnyStore,

@@ -31,7 +31,7 @@ from inbox_core.shell import (
     SqliteStore,
     UnknownReceipt,
 )
-from inbox_core.shell.posts import PostTimeout
+from inbox_core.shell.stores.posts import PostTimeout
 
 from .posts_support import agent_name
 from .support import as_unprivileged, msg, run_async

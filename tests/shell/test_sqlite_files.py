@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from inbox_core import InvalidInput, StepEnded, TurnStarted, limits
 from inbox_core.shell import CorruptLog, IncompatibleLog, LogUnavailable, SqliteLog
-from inbox_core.shell.sqlite import iter_sqlite_log, sqlite_agent_ids
+from inbox_core.shell.stores.sqlite.log import iter_sqlite_log, sqlite_agent_ids
 
 from .support import as_unprivileged
 
@@ -281,7 +281,7 @@ UNPRIVILEGED = """
 import sys
 from inbox_core import InboxCoreError
 from inbox_core.shell import SqliteLog
-from inbox_core.shell.sqlite import iter_sqlite_log
+from inbox_core.shell.stores.sqlite.log import iter_sqlite_log
 path, how = sys.argv[1], sys.argv[2]
 try:
     if how == "write":
@@ -481,7 +481,7 @@ def test_SH9_the_read_only_reader_rereads_a_file_that_changed_meanwhile(
 ) -> None:
     """SH9: an immutable read of a file that changed during the read (a writer checkpointed)
     is read again, so it never returns a torn snapshot."""
-    from inbox_core.shell import sqlite as sqlite_module
+    from inbox_core.shell.stores.sqlite import log as sqlite_module
 
     path = tmp_path / "log.db"
     with SqliteLog(path) as log:

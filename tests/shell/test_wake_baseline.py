@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from inbox_core.shell import SqliteStore
-from inbox_core.shell.wakes import SqliteWake
+from inbox_core.shell.stores.sqlite.wake import SqliteWake
 
 from .support import run_async
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
-from inbox_core.shell.wakes import Bell
+from inbox_core.shell.stores.wakes import Bell
 
 from .support import run_async
 

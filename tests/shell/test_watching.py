@@ -30,10 +30,11 @@ from inbox_core.shell import (
     Receipt,
     SqliteLog,
     SqliteStore,
-    watching,
 )
-from inbox_core.shell.logs import CorruptLog, encode_event
-from inbox_core.shell.watching import Batch, EventFeed, decode_batch
+from inbox_core.shell.stores import watching
+from inbox_core.shell.stores.errors import CorruptLog
+from inbox_core.shell.stores.rows import encode_event
+from inbox_core.shell.stores.watching import Batch, EventFeed, decode_batch
 
 from .posts_support import AnyStore, agent_name, until
 from .support import msg, run_async
@@ -464,7 +465,7 @@ def test_r36_v4_a_feed_stops_when_its_last_follower_leaves(tmp_path: Path) -> No
         first = store.watch(agent)
         pending = asyncio.ensure_future(anext(first))
         await asyncio.sleep(0.02)
-        feeds = store._watching._feeds[asyncio.get_running_loop()]
+        feeds = store._reads._watching._feeds[asyncio.get_running_loop()]
         assert list(feeds) == [agent]
         pending.cancel()
         with contextlib.suppress(asyncio.CancelledError):

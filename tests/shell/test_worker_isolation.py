@@ -30,7 +30,7 @@ from inbox_core.shell import (
     SqliteStore,
     Worker,
 )
-from inbox_core.shell.writers import ThreadWriter
+from inbox_core.shell.stores.writers import ThreadWriter
 
 from .support import msg, run_async
 from .test_worker import until

@@ -22,8 +22,8 @@ from inbox_core.cli import main
 from inbox_core.cli.serving import FactoryError, load_factory
 from inbox_core.shell import EchoHost, PostgresStore, SqliteStore, Worker, open_store
 from inbox_core.shell.durations import MAX_SECONDS
-from inbox_core.shell.postgres_schema import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
-from inbox_core.shell.stores import parse_store
+from inbox_core.shell.stores.base import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
+from inbox_core.shell.stores.opening import parse_store
 from inbox_core.shell.worker import MAX_AGENTS, MIN_POLL_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -1328,7 +1328,7 @@ def test_R37_durable_raises_once_the_last_write_failed(tmp_path: Path) -> None:
     raises DriverStopped (cause LogUnavailable) rather than wait forever (it hung on
     dfcc5af: see HUNG)."""
     from inbox_core.shell import EchoHost, LoopAgent, SqliteLog
-    from inbox_core.shell.writers import ThreadWriter
+    from inbox_core.shell.stores.writers import ThreadWriter
 
     path = tmp_path / "agents.db"
 
@@ -1363,7 +1363,7 @@ def test_R29_R37_detach_of_an_agent_whose_step_report_failed_releases_its_log(
     ``detach()`` then returns and releases the log (the next owner resumes, R27); on
     dfcc5af the driver waited for its failed report forever and detach with it (HUNG)."""
     from inbox_core.shell import LoopAgent, SqliteLog
-    from inbox_core.shell.writers import ThreadWriter
+    from inbox_core.shell.stores.writers import ThreadWriter
 
     path = tmp_path / "agents.db"
 

@@ -33,7 +33,7 @@ __all__ = ["as_unprivileged"]
 ROOT: Final = Path(__file__).resolve().parents[2]
 _PROBE: Final = """
 import sys
-import inbox_core.cli, inbox_core.shell, inbox_core.shell.sqlite
+import inbox_core.cli, inbox_core.shell, inbox_core.shell.stores.sqlite.log
 names = set()
 for name, module in list(sys.modules.items()):
     parts = set((getattr(module, "__file__", None) or "").replace("\\\\", "/").split("/"))

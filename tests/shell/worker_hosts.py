@@ -214,7 +214,7 @@ def message(key: str, text: str) -> UserMessage:
 
 def post_plan(spec: str, plan_path: str, out_path: str) -> int:
     from inbox_core.shell import LogUnavailable
-    from inbox_core.shell.stores import open_store
+    from inbox_core.shell.stores.opening import open_store
 
     plan = json.loads(Path(plan_path).read_text())
     pace = float(plan.get("pace", 0.0))

@@ -1,0 +1,48 @@
+"""A stored event: the compact ``{"type","data"}`` JSON text every store keeps per row, and
+its reading back, where any failure is a ``CorruptLog`` naming the row's seq."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+
+from inbox_core import limits
+from inbox_core.codec import event_from_json, event_to_json
+from inbox_core.errors import InboxCoreError
+from inbox_core.events import DurableEvent
+from inbox_core.shell.stores.errors import CorruptLog
+
+__all__ = ["decode_record", "decode_rows", "encode_event", "iter_rows"]
+
+
+def encode_event(event: DurableEvent) -> str:
+    """The compact ``{"type","data"}`` JSON text of one durable event (section Formats)."""
+    return limits.dump_json(event_to_json(event))
+
+
+def decode_record(seq: int, text: object) -> DurableEvent:
+    """Decode one stored record; any failure is a ``CorruptLog`` naming ``seq``."""
+    if not isinstance(text, str):
+        raise CorruptLog(seq, f"stored event is not text: {type(text).__name__}")
+    try:
+        document = limits.parse_json(text)
+    except InboxCoreError as error:  # past limits.MAX_DOCUMENT_DEPTH (an InvalidInput)
+        raise CorruptLog(seq, f"stored event: {error}") from None
+    except ValueError as error:
+        raise CorruptLog(seq, f"stored event is not JSON: {error}") from None
+    try:
+        return event_from_json(document)
+    except InboxCoreError as error:
+        raise CorruptLog(seq, f"{type(error).__name__}: {error}") from None
+
+
+def decode_rows(rows: Iterable[tuple[object, object]]) -> list[DurableEvent]:
+    """Decode ``(seq, event text)`` rows in seq order; a gap or a bad row is ``CorruptLog``."""
+    return list(iter_rows(rows))
+
+
+def iter_rows(rows: Iterable[tuple[object, object]]) -> Iterator[DurableEvent]:
+    """``decode_rows`` one event at a time: a reader keeps the good prefix."""
+    for expected, (seq, text) in enumerate(rows):
+        if seq != expected or isinstance(seq, bool):
+            raise CorruptLog(expected, f"expected seq {expected}, found {seq!r}")
+        yield decode_record(expected, text)

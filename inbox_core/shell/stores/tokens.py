@@ -1,0 +1,203 @@
+"""Bearer tokens of a store (R39): kept hashed in the store's own database, so every front
+door over that database (any number of replicas) sees the same set at once.
+
+A token is ``ict_`` followed by 43 characters of URL-safe base64 (32 random bytes); it is
+shown once, when it is made, and only its SHA-256 is stored. A secret that random needs no
+slow hash: nobody guesses 256 bits, and a copy of the table yields no token. Each row holds a
+unique name, that hash, the scopes (``read``: every GET of an agent; ``post``: every POST),
+the pattern of the agent ids it may reach (a glob in which ``*`` matches any characters, ``/``
+included, and nothing else is special: ``team-a/*``) and when it was made.
+
+``TokenTable`` runs the statements of either dialect on a store's connection (the store
+hands it its ``_connection`` context manager). The table is created by the first ``add``;
+reading a database that has none finds no token and writes nothing.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import functools
+import hashlib
+import re
+import secrets
+from collections.abc import Callable, Iterable
+from typing import Any, Final
+
+import attrs
+
+from inbox_core import limits
+from inbox_core.errors import InboxCoreError, InvalidInput, shown
+
+__all__ = [
+    "TOKEN_COLUMNS",
+    "SCOPES",
+    "TokenDialect",
+    "TokenExists",
+    "TokenInfo",
+    "TokenTable",
+    "glob_matches",
+    "new_token",
+    "token_hash",
+]
+
+SCOPES: Final = ("read", "post")
+"""What a token may do: ``read`` (every GET of an agent, the agent list), ``post`` (every POST)."""
+
+TOKEN_PREFIX: Final = "ict_"
+MAX_NAME_LENGTH: Final = 128
+_NAME: Final = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@:-]*")
+
+
+class TokenExists(InboxCoreError):
+    """``add`` of a name the store already holds; nothing was written."""
+
+
+@attrs.frozen
+class TokenInfo:
+    """One token as stored, without its secret: its name, scopes, agent pattern and when it
+    was made (the database's clock, ISO 8601)."""
+
+    name: str
+    scopes: tuple[str, ...]
+    pattern: str
+    created: str
+
+    def allows(self, scope: str) -> bool:
+        return scope in self.scopes
+
+    def reaches(self, agent_id: str) -> bool:
+        """Whether the pattern matches ``agent_id`` (``glob_matches``)."""
+        return glob_matches(self.pattern, agent_id)
+
+
+# --------------------------------------------------------------------- values
+
+
+def new_token() -> str:
+    """A fresh random bearer token (32 bytes from the OS's CSPRNG)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    """What the store keeps of a token: its SHA-256, as URL-safe base64 without padding."""
+    digest = hashlib.sha256(token.encode("utf-8", "surrogatepass")).digest()
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode("ascii")
+
+
+@functools.lru_cache(maxsize=1024)
+def _compiled(pattern: str) -> re.Pattern[str]:
+    return re.compile(".*".join(re.escape(part) for part in pattern.split("*")), re.DOTALL)
+
+
+def glob_matches(pattern: str, agent_id: str) -> bool:
+    """Whether agent id ``agent_id`` matches ``pattern``: ``*`` stands for any characters
+    (``/`` and none included), every other character for itself."""
+    return _compiled(pattern).fullmatch(agent_id) is not None
+
+
+def check_name(name: object) -> str:
+    if not isinstance(name, str) or len(name) > MAX_NAME_LENGTH or _NAME.fullmatch(name) is None:
+        raise InvalidInput(
+            f"a token's name is 1 to {MAX_NAME_LENGTH} letters, digits and . _ @ : - "
+            f"(starting with a letter or digit), got {shown(name)}"
+        )
+    return name
+
+
+def check_scopes(scopes: Iterable[object]) -> tuple[str, ...]:
+    given = list(scopes)
+    unknown = [scope for scope in given if scope not in SCOPES]
+    if not given or unknown:
+        raise InvalidInput(f"scopes are one or more of {', '.join(SCOPES)}, got {shown(given)}")
+    return tuple(scope for scope in SCOPES if scope in given)
+
+
+def check_pattern(pattern: object) -> str:
+    """A pattern has the limits of an agent id (``*`` counts as a character)."""
+    try:
+        return limits.agent_id(pattern)
+    except InvalidInput as error:
+        raise InvalidInput(str(error).replace("agent_id", "pattern", 1)) from None
+
+
+# ------------------------------------------------------------------- dialects
+
+
+@attrs.frozen
+class TokenDialect:
+    """The statements of one database (parameters as its driver writes them)."""
+
+    ddl: str
+    exists: str
+    insert: str
+    select_all: str
+    select_hash: str
+    delete: str
+
+
+TOKEN_COLUMNS: Final = "name, scopes, pattern, created"
+"""The columns a token row is read by (``_info``), in both dialects."""
+
+
+def _info(row: tuple[Any, ...]) -> TokenInfo:
+    name, scopes, pattern, created = row
+    found = tuple(scope for scope in str(scopes).split(",") if scope in SCOPES)
+    stamp = created.isoformat() if hasattr(created, "isoformat") else str(created)
+    return TokenInfo(str(name), found, str(pattern), stamp)
+
+
+Connection = Callable[[str], contextlib.AbstractContextManager[Any]]
+"""A store's ``_connection(what)``: its lock held, its errors typed, its connection yielded."""
+
+
+class TokenTable:
+    """The tokens of one store: ``add``, ``list``, ``revoke`` (for ``inbox-core token``) and
+    ``find`` (for the front door). Store failures raise the store's typed errors."""
+
+    __slots__ = ("_connection", "_dialect")
+
+    def __init__(self, connection: Connection, dialect: TokenDialect) -> None:
+        self._connection = connection
+        self._dialect = dialect
+
+    def add(self, name: str, scopes: Iterable[str], pattern: str) -> str:
+        """Make a token; its secret is returned (and kept nowhere). ``TokenExists`` if
+        ``name`` is taken, ``InvalidInput`` for a bad name, scope or pattern."""
+        args = (check_name(name), check_scopes(scopes), check_pattern(pattern))
+        token = new_token()
+        with self._connection("add a token") as conn:
+            conn.execute(self._dialect.ddl)
+            row = conn.execute(
+                self._dialect.insert, (args[0], token_hash(token), ",".join(args[1]), args[2])
+            ).fetchone()
+        if row is None:
+            raise TokenExists(f"the store already has a token named {name!r}; nothing was added")
+        return token
+
+    def list(self) -> list[TokenInfo]:
+        """Every token, by name (never a secret: only their hashes are stored)."""
+        with self._connection("list tokens") as conn:
+            if conn.execute(self._dialect.exists).fetchone() is None:
+                return []
+            return [_info(tuple(row)) for row in conn.execute(self._dialect.select_all)]
+
+    def revoke(self, name: str) -> bool:
+        """Delete token ``name``; whether there was one."""
+        with self._connection("revoke a token") as conn:
+            if conn.execute(self._dialect.exists).fetchone() is None:
+                return False
+            return bool(conn.execute(self._dialect.delete, (name,)).rowcount)
+
+    def find(self, token: str) -> TokenInfo | None:
+        """The token whose secret is ``token``, or None."""
+        with self._connection("read tokens") as conn:
+            if conn.execute(self._dialect.exists).fetchone() is None:
+                return None
+            row = conn.execute(self._dialect.select_hash, (token_hash(token),)).fetchone()
+        return None if row is None else _info(tuple(row))
+
+    def count(self) -> int:
+        """How many tokens the store holds (none: a front door serves loopback only, with no
+        token asked for)."""
+        return len(self.list())
