@@ -638,7 +638,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_seconds,
         default=None,
         metavar="S",
-        help="PostgreSQL: each agent's lease, at most 86400 (default 30)",
+        help="PostgreSQL: each agent's lease, 0.001 to 86400 (default 30)",
     )
     serve.add_argument(
         "--grace",
