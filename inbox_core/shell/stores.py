@@ -26,13 +26,19 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, TypeVar
 
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent
 from inbox_core.shell import sqlite_posts, sqlite_reading
-from inbox_core.shell.directory import PG_DIRECTORY, SQLITE_DIRECTORY, AgentSummary, Directory
+from inbox_core.shell.directory import (
+    PG_DIRECTORY,
+    AgentSummary,
+    Directory,
+    pg_directory,
+    sqlite_directory,
+)
 from inbox_core.shell.logs import LogUnavailable
 from inbox_core.shell.owners import held_elsewhere
 from inbox_core.shell.postgres_schema import (
@@ -86,6 +92,8 @@ if TYPE_CHECKING:
     from inbox_core.shell.postgres import PostgresLog
 
 __all__ = ["PostgresStore", "SqliteStore", "open_store", "parse_store"]
+
+T = TypeVar("T")
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
@@ -302,10 +310,15 @@ class _Store:
 
     # ---------------------------------------- what a front door reads (R39, inbox_core.http)
 
-    _directory: Directory
     _token_dialect: TokenDialect
 
     def _connection(self, what: str) -> contextlib.AbstractContextManager[Any]:
+        raise NotImplementedError
+
+    def _look(self, what: str, read: Callable[[Directory, Any], T], absent: T) -> T:
+        """``read(directory, conn)`` on a read-only connection (R36 v4: nothing created,
+        migrated or written), ``directory`` the statements over the tables there are;
+        ``absent`` when there are none."""
         raise NotImplementedError
 
     def agents(
@@ -315,31 +328,40 @@ class _Store:
         accept: Callable[[str], bool] | None = None,
     ) -> list[AgentSummary]:
         """Up to ``limit`` agents of the store (an event, an owner's row or a post) with an id
-        after ``after``, in the database's order, that ``accept`` takes (all by default)."""
+        after ``after``, in the database's order, that ``accept`` takes (all by default).
+        Reads only."""
         first = None if after is None else limits.agent_id(after)
-        with self._connection("list agents") as conn:
-            return self._directory.agents(conn, first, _limit(limit), accept)
+        most = _limit(limit)
+        return self._look("list agents", lambda d, conn: d.agents(conn, first, most, accept), [])
 
     def pending_count(self, agent_id: str) -> int:
-        """How many of agent ``agent_id``'s posts wait for its owner."""
+        """How many of agent ``agent_id``'s posts wait for its owner. Reads only."""
         agent = limits.agent_id(agent_id)
-        with self._connection("count posts") as conn:
-            return self._directory.pending_posts(conn, agent)
+        return self._look("count posts", lambda d, conn: d.pending_posts(conn, agent), 0)
 
     def posted_command(self, receipt: Receipt) -> object:
         """The command a post holds, as stored (the text a producer wrote);
-        ``UnknownReceipt`` when no such post is stored."""
+        ``UnknownReceipt`` when no such post is stored. Reads only."""
         receipt = _receipt(receipt)
-        with self._connection("read a post") as conn:
-            found, command = self._directory.post_command(conn, receipt.agent_id, receipt.post_id)
+        nothing: tuple[bool, object] = (False, None)
+        found, command = self._look(
+            "read a post",
+            lambda d, conn: d.post_command(conn, receipt.agent_id, receipt.post_id),
+            nothing,
+        )
         if not found:
             raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
         return command
 
     @property
     def tokens(self) -> TokenTable:
-        """The store's bearer tokens (``inbox_core.shell.tokens``)."""
-        return TokenTable(self._connection, self._token_dialect)
+        """The store's bearer tokens (``inbox_core.shell.tokens``): added and revoked on the
+        writer's connection, looked up read-only (a server that may only read serves)."""
+        return TokenTable(
+            self._connection,
+            self._token_dialect,
+            lambda what, read: self._look(what, lambda _d, conn: read(conn), None),
+        )
 
 
 # ---------------------------------------------------------------------- SQLite
@@ -362,7 +384,6 @@ class SqliteStore(_Store):
     log), nothing written.
     """
 
-    _directory = SQLITE_DIRECTORY
     _token_dialect = SQLITE_TOKENS
 
     def __init__(self, path: str | os.PathLike[str], *, timeout: float = 5.0) -> None:
@@ -479,6 +500,13 @@ class SqliteStore(_Store):
 
         return self._reading().read(found, absent={})
 
+    def _look(self, what: str, read: Callable[[Directory, Any], T], absent: T) -> T:
+        def look(conn: sqlite3.Connection, kind: str) -> T:
+            directory = sqlite_directory(conn, kind)
+            return absent if directory is None else read(directory, conn)
+
+        return self._reading().read(look, absent=absent)
+
     def close(self) -> None:
         """Close the connections (idempotent); watches and waits then end in
         ``LogUnavailable``."""
@@ -539,7 +567,6 @@ class PostgresStore(_Store):
     not have landed (the reply was lost); post again with the same ``key`` to know.
     """
 
-    _directory = PG_DIRECTORY
     _token_dialect = PG_TOKENS
 
     def __init__(self, conninfo: str) -> None:
@@ -661,6 +688,15 @@ class PostgresStore(_Store):
     def _read_outcomes(self, agent_id: str, post_ids: Sequence[int]) -> dict[int, PostOutcome]:
         rows = self._read("read outcomes", _OUTCOMES, {"agent": agent_id, "posts": post_ids})
         return {int(row[0]): outcome_from_row(*row[1:]) for row in rows}
+
+    def _look(self, what: str, read: Callable[[Directory, Any], T], absent: T) -> T:
+        undefined = psycopg_module().errors.UndefinedTable
+        with self._connection(what, write=False) as conn:
+            try:
+                return read(PG_DIRECTORY, conn)
+            except undefined:  # a table no writer made yet (autocommit: nothing to undo)
+                directory = pg_directory(conn)
+                return absent if directory is None else read(directory, conn)
 
     def _read(self, what: str, statement: str, args: dict[str, Any]) -> list[Any]:
         """A read's rows; none from a database whose tables no writer made yet."""
