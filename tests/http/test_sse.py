@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 
+from inbox_core import TurnStarted
 from inbox_core.codec import event_to_json
 from inbox_core.http.app import door_of
 from tests.shell.support import run_async
@@ -104,6 +105,55 @@ async def test_r39_a_quiet_stream_writes_a_comment_line_within_its_keepalive(
         await events.until(lambda f: f.comments.count("keep-alive") >= 2, timeout=5)
         await events.leave()
     assert events.frames.events == []
+
+
+@run_async
+async def test_r39_a_busy_stream_writes_a_comment_line_at_least_every_keepalive_too(
+    store: AnyStore,
+) -> None:
+    """R39: "a comment line at least every 15 s", also while events keep coming (a stream
+    whose events come more often than the keep-alive still gets its comments)."""
+    agent = agent_name()
+    log = store.log(agent)
+    log.acquire()
+    appended = 0
+
+    async def append_often() -> None:
+        nonlocal appended
+        while True:
+            appended += 1
+            await asyncio.to_thread(log.append, [TurnStarted(appended)])
+            await asyncio.sleep(0.02)
+
+    try:
+        async with front(store, keepalive_seconds=0.3, check_seconds=0.05) as client:
+            events = await stream(client.app, f"/v1/agents/{agent}/events")  # type: ignore[attr-defined]
+            appender = asyncio.ensure_future(append_often())
+            try:
+                await events.until(lambda f: f.comments.count("keep-alive") >= 2, timeout=20)
+            finally:
+                appender.cancel()
+            await events.leave()
+    finally:
+        log.release()
+    assert len(events.frames.events) >= 2  # events came meanwhile
+    assert events.frames.seqs() == list(range(len(events.frames.events)))
+
+
+@run_async
+async def test_r39_an_empty_last_event_id_is_no_event_seen(store: AnyStore) -> None:
+    agent = agent_name()
+    async with front(store) as client, owner(store, agent) as served:
+        await client.post(
+            f"/v1/agents/{agent}/followup", json=message_body(), headers={"Prefer": "wait=10"}
+        )
+        await served.when_idle()
+        log = records(store, agent)
+        events = await stream(client.app, f"/v1/agents/{agent}/events", ("last-event-id", ""))  # type: ignore[attr-defined]
+        assert events.status == 200
+        await events.until(lambda f: len(f.events) >= len(log))
+        await events.leave()
+    assert [e["data"] for e in events.frames.events] == log
 
 
 @run_async
