@@ -8,11 +8,15 @@ database at once. Across processes:
 
 - SQLite: one ``SqlitePoller`` per database file and event loop checks
   ``PRAGMA data_version`` on its own read-only connection every
-  ``SQLITE_POLL_SECONDS`` while anyone waits (it changes when another
+  ``SQLITE_POLL_SECONDS`` while anyone waits, and ``SQLITE_LINGER_SECONDS``
+  after (it changes when another
   connection commits: a read of shared memory, no I/O); on a change it
-  rings ``post:<agent>`` for each agent with a new post, and every watcher
-  and outcome waiter of the file. While no ``-wal`` file exists (nobody
-  writes, or there is no file yet) it watches the file and its ``-wal`` with
+  rings ``post:<agent>`` for each agent with a new post, and, after one read
+  of where every waited agent stands (``agent_heads``, in a worker thread),
+  the watchers and outcome waiters of just the agents that changed (a
+  thousand streams over a hundred agents cost one read per commit, not a
+  hundred). While no ``-wal`` file exists (nobody writes, or there is no
+  file yet) it watches the file and its ``-wal`` with
   ``stat`` instead, so that it creates nothing (R36 v4). The cost is one
   pragma per interval however many agents wait; each waiter also looks
   again after ``SQLITE_FALLBACK_SECONDS`` to twice that (``slow_poll``);
@@ -29,7 +33,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import importlib
+import json
 import logging
 import os
 import random
@@ -58,6 +64,8 @@ logger: Final = logging.getLogger("inbox_core.shell")
 
 SQLITE_POLL_SECONDS: Final = 0.005
 """How often a file's poller checks for another process's commit (``PRAGMA data_version``)."""
+SQLITE_LINGER_SECONDS: Final = 2.0
+"""How long a file's poller keeps its connection after its last waiter left."""
 SQLITE_FALLBACK_SECONDS: Final = 10.0
 """How often an SQLite waiter looks again with no wake (its poller failing, say)."""
 PG_POLL_SECONDS: Final = 10.0
@@ -145,28 +153,34 @@ class Bell:
         for chime in chimes:
             chime.ring()
 
-    def ring_prefix(self, prefix: str) -> None:
-        with self._lock:
-            chimes = [
-                c for key, group in self._chimes.items() if key.startswith(prefix) for c in group
-            ]
-        for chime in chimes:
-            chime.ring()
-
     def ring_all(self) -> None:
         with self._lock:
             chimes = [chime for group in self._chimes.values() for chime in group]
         for chime in chimes:
             chime.ring()
 
+    def agents(self, *kinds: str) -> list[str]:
+        """The agent ids someone waits on under any of ``kinds`` (``"events"``), sorted."""
+        prefixes = tuple(f"{kind}:" for kind in kinds)
+        with self._lock:
+            keys = [key for key in self._chimes if key.startswith(prefixes)]
+        return sorted({key.partition(":")[2] for key in keys} - {"*"})
+
 
 _SQLITE_BELLS: dict[str, Bell] = {}
 _SQLITE_BELLS_LOCK: Final = threading.Lock()
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved(path: str) -> str:
+    """``os.path.realpath(path)``, once per path: it ``lstat``s every component, and a
+    waiter is made for every ``wait`` and ``watch`` (a front door makes one per request)."""
+    return os.path.realpath(path)
+
+
 def sqlite_bell(path: str) -> Bell:
     """The process's bell of one SQLite database file (by ``realpath``)."""
-    where = os.path.realpath(path)
+    where = _resolved(path)
     with _SQLITE_BELLS_LOCK:
         bell = _SQLITE_BELLS.get(where)
         if bell is None:
@@ -176,18 +190,24 @@ def sqlite_bell(path: str) -> Bell:
 
 class SqlitePoller:
     """Notices other connections' commits to one SQLite file for the waiters of one event
-    loop: one task and one connection, running while anyone waits (``acquire``/``release``)."""
+    loop: one task and one connection, running while anyone waits (``acquire``/``release``)
+    and ``SQLITE_LINGER_SECONDS`` after the last one left (a front door's requests come and
+    go: each would connect and take a baseline again)."""
 
-    __slots__ = ("_bell", "_path", "_task", "_users")
+    __slots__ = ("_bell", "_idle", "_path", "_task", "_users")
 
     def __init__(self, path: str, bell: Bell) -> None:
         self._path = path
         self._bell = bell
         self._users = 0
         self._task: asyncio.Task[None] | None = None
+        self._idle: asyncio.TimerHandle | None = None
 
     def acquire(self) -> None:
         self._users += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(
                 self._poll(), name="inbox_core.shell SQLite poller"
@@ -195,6 +215,11 @@ class SqlitePoller:
 
     def release(self) -> None:
         self._users -= 1
+        if self._users <= 0 and self._task is not None and self._idle is None:
+            self._idle = asyncio.get_running_loop().call_later(SQLITE_LINGER_SECONDS, self._stop)
+
+    def _stop(self) -> None:
+        self._idle = None
         if self._users <= 0 and self._task is not None:
             self._task.cancel()
             self._task = None
@@ -206,10 +231,12 @@ class SqlitePoller:
                 if conn is None:
                     await self._watch_files()
                     continue
+                lock = threading.Lock()  # a look in a worker thread still reading at a cancel
                 try:
-                    await self._watch(conn)
+                    await self._watch(conn, lock)
                 finally:
-                    conn.close()
+                    with lock:
+                        conn.close()
             except sqlite3.Error as error:  # the waiters' own reads say what is wrong
                 logger.debug("inbox_core SQLite poller of %r: %s", self._path, error)
                 self._bell.ring_all()
@@ -224,9 +251,10 @@ class SqlitePoller:
             await asyncio.sleep(SQLITE_POLL_SECONDS)
         self._bell.ring_all()
 
-    async def _watch(self, conn: sqlite3.Connection) -> None:
+    async def _watch(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
         version = data_version(conn)
         last_post = _last_post(conn)
+        heads = await self._heads(conn, lock)
         # a waiter that looked before this baseline would miss a commit made in between:
         # everyone looks once more
         self._bell.ring_all()
@@ -239,8 +267,61 @@ class SqlitePoller:
             for agent_id, post_id in _new_posts(conn, last_post):
                 last_post = max(last_post, post_id)
                 self._bell.ring(f"post:{agent_id}")
-            self._bell.ring_prefix("events:")
-            self._bell.ring_prefix("outcome:")
+            heads = await self._ring_changed(conn, lock, heads)
+
+    async def _heads(
+        self, conn: sqlite3.Connection, lock: threading.Lock
+    ) -> dict[str, tuple[object, ...]]:
+        """Where every agent someone waits on stands now (``agent_heads``), read off the
+        loop; none known when the file has no table to read them from."""
+        agents = self._bell.agents("events", "outcome")
+
+        def look() -> dict[str, tuple[object, ...]]:
+            with lock:
+                return agent_heads(conn, agents)
+
+        if not agents:
+            return {}
+        try:
+            return await asyncio.to_thread(look)
+        except sqlite3.Error:
+            return {}
+
+    async def _ring_changed(
+        self, conn: sqlite3.Connection, lock: threading.Lock, before: dict[str, tuple[object, ...]]
+    ) -> dict[str, tuple[object, ...]]:
+        """Ring the watchers and outcome waiters of just the agents whose log or pending
+        posts changed since ``before`` (or whose place is not known: they came since, or
+        the file has no table to read it from): one read for every waited agent, instead
+        of a read by each of them. Returns where they stand now."""
+        now = await self._heads(conn, lock)
+        for agent in self._bell.agents("events", "outcome"):
+            if agent not in now or now[agent] != before.get(agent):
+                self._bell.ring(f"events:{agent}")
+                self._bell.ring(f"outcome:{agent}")
+        return now
+
+
+_HEADS: Final = (
+    "SELECT value, (SELECT max(seq) FROM events WHERE agent_id = value){posts} FROM json_each(?)"
+)
+_PENDING_HEAD: Final = (
+    ", (SELECT count(*) || ',' || ifnull(max(post_id), '') FROM posts "
+    "WHERE agent_id = value AND outcome IS NULL)"
+)
+
+
+def agent_heads(conn: sqlite3.Connection, agents: list[str]) -> dict[str, tuple[object, ...]]:
+    """Where each of ``agents`` stands: its last seq, and its pending posts' number and last
+    id (the owner decides posts in order, and a post appends events or is rejected, so any
+    decision or new post changes one of them). One index probe per agent and table; a
+    file without a posts table has no pending posts."""
+    ids = json.dumps(agents, ensure_ascii=False)
+    try:
+        rows = conn.execute(_HEADS.format(posts=_PENDING_HEAD), (ids,)).fetchall()
+    except sqlite3.OperationalError:  # no posts table (yet): the log alone
+        rows = conn.execute(_HEADS.format(posts=""), (ids,)).fetchall()
+    return {str(row[0]): tuple(row[1:]) for row in rows}
 
 
 def _read_only_connection(path: str) -> sqlite3.Connection | None:
@@ -317,7 +398,7 @@ class SqliteWake:
     __slots__ = ("_chime", "_poller")
 
     def __init__(self, path: str, key: str) -> None:
-        where = os.path.realpath(path)
+        where = _resolved(path)
         self._chime = sqlite_bell(where).chime(key)
         by_path = _POLLERS.setdefault(asyncio.get_running_loop(), {})
         poller = by_path.get(where)
