@@ -52,12 +52,21 @@ async def read_everything(store: Any, agent: str, headers: dict[str, str]) -> di
     return answers
 
 
-def test_r39_r36_v4_reading_a_file_not_made_yet_creates_nothing(tmp_path: Path) -> None:
-    store = SqliteStore(tmp_path / "new.db")
+def read_untouched(path: Path, agent: str, headers: dict[str, str] | None = None) -> Any:
+    """``read_everything`` over a ``SqliteStore`` of ``path``, checking that no file of its
+    folder changed a byte (none was made, none removed)."""
+    before = snapshot(path.parent)
+    store = SqliteStore(path)
     try:
-        answers = run_async(read_everything)(store, "alice", {})
+        answers = run_async(read_everything)(store, agent, headers or {})
     finally:
         store.close()
+    assert snapshot(path.parent) == before
+    return answers
+
+
+def test_r39_r36_v4_reading_a_file_not_made_yet_creates_nothing(tmp_path: Path) -> None:
+    answers = read_untouched(tmp_path / "new.db", "alice")
     assert list(tmp_path.iterdir()) == []
     assert answers["/v1/agents/{a}"].json()["seq"] == 0
     assert answers["/v1/agents"].json() == {"agents": [], "next": None}
@@ -70,14 +79,7 @@ def test_r39_r36_v4_reading_a_v1_file_lists_default_and_leaves_every_byte(
 ) -> None:
     """A v1 file is read as agent "default" (work not known yet, as its migration says),
     never migrated by a GET."""
-    path = v1_file(tmp_path / "v1.db")
-    before = snapshot(tmp_path)
-    store = SqliteStore(path)
-    try:
-        answers = run_async(read_everything)(store, "default", {})
-    finally:
-        store.close()
-    assert snapshot(tmp_path) == before
+    answers = read_untouched(v1_file(tmp_path / "v1.db"), "default")
     assert answers["/v1/agents"].json() == {
         "agents": [{"id": "default", "work": True, "pendingPosts": 0}],
         "next": None,
@@ -96,13 +98,7 @@ def test_r39_r36_v4_reading_a_log_without_posts_or_owners_adds_no_table(tmp_path
     conn = sqlite3.connect(path, isolation_level=None)
     conn.execute("DROP TABLE agents")
     conn.close()
-    before = snapshot(tmp_path)
-    store = SqliteStore(path)
-    try:
-        answers = run_async(read_everything)(store, "a", {})
-    finally:
-        store.close()
-    assert snapshot(tmp_path) == before
+    answers = read_untouched(path, "a")
     assert answers["/v1/agents"].json()["agents"] == [{"id": "a", "work": True, "pendingPosts": 0}]
     assert answers["/v1/agents/{a}/events"].json()["next"] == 1
 
@@ -112,16 +108,7 @@ def test_r39_r36_v4_token_lookups_of_a_closed_store_change_no_byte(tmp_path: Pat
     with SqliteStore(path) as writer:
         writer.post("team-a/x", queue(msg("hi")))
         secret = writer.tokens.add("reader", ["read"], "team-a/*")
-    before = snapshot(tmp_path)
-    store = SqliteStore(path)
-    try:
-        answers = run_async(read_everything)(
-            store, "team-a/x", {"Authorization": f"Bearer {secret}"}
-        )
-        assert store.tokens.count() == 1
-    finally:
-        store.close()
-    assert snapshot(tmp_path) == before
+    answers = read_untouched(path, "team-a/x", {"Authorization": f"Bearer {secret}"})
     assert answers["/v1/agents"].json()["agents"] == [
         {"id": "team-a/x", "work": True, "pendingPosts": 1}
     ]

@@ -5,6 +5,7 @@ nothing repeated), keep-alive comments, the bound on open streams, and what ends
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
 from inbox_core import TurnStarted
 from inbox_core.codec import event_to_json
@@ -18,6 +19,15 @@ def records(store: AnyStore, agent: str) -> list[dict[str, object]]:
     return [{"seq": s, **event_to_json(e)} for s, e in enumerate(store.log(agent).read())]
 
 
+async def one_turn(client: Any, store: AnyStore, served: Any, agent: str) -> list[Any]:
+    """A followup applied and its turn run to the end: the agent's records then."""
+    await client.post(
+        f"/v1/agents/{agent}/followup", json=message_body(), headers={"Prefer": "wait=10"}
+    )
+    await served.when_idle()
+    return records(store, agent)
+
+
 @run_async
 async def test_r39_r36_a_stream_carries_each_event_with_its_seq_type_and_record(
     store: AnyStore,
@@ -28,11 +38,7 @@ async def test_r39_r36_a_stream_carries_each_event_with_its_seq_type_and_record(
         assert events.status == 200
         assert events.headers["content-type"].startswith("text/event-stream")
         assert events.headers["cache-control"] == "no-cache"
-        await client.post(
-            f"/v1/agents/{agent}/followup", json=message_body(), headers={"Prefer": "wait=10"}
-        )
-        await served.when_idle()
-        log = records(store, agent)
+        log = await one_turn(client, store, served, agent)
         await events.until(lambda f: len(f.events) >= len(log))
         await events.leave()
     assert [e["data"] for e in events.frames.events] == log
@@ -75,11 +81,7 @@ async def test_r39_a_reconnect_with_last_event_id_mid_turn_loses_and_repeats_not
 async def test_r39_a_stream_starts_at_since_and_a_bad_last_event_id_is_400(store: AnyStore) -> None:
     agent = agent_name()
     async with front(store) as client, owner(store, agent) as served:
-        await client.post(
-            f"/v1/agents/{agent}/followup", json=message_body(), headers={"Prefer": "wait=10"}
-        )
-        await served.when_idle()
-        log = records(store, agent)
+        log = await one_turn(client, store, served, agent)
         later = await stream(client.app, f"/v1/agents/{agent}/events?since=3")  # type: ignore[attr-defined]
         await later.until(lambda f: len(f.events) >= len(log) - 3)
         await later.leave()
@@ -144,11 +146,7 @@ async def test_r39_a_busy_stream_writes_a_comment_line_at_least_every_keepalive_
 async def test_r39_an_empty_last_event_id_is_no_event_seen(store: AnyStore) -> None:
     agent = agent_name()
     async with front(store) as client, owner(store, agent) as served:
-        await client.post(
-            f"/v1/agents/{agent}/followup", json=message_body(), headers={"Prefer": "wait=10"}
-        )
-        await served.when_idle()
-        log = records(store, agent)
+        log = await one_turn(client, store, served, agent)
         events = await stream(client.app, f"/v1/agents/{agent}/events", ("last-event-id", ""))  # type: ignore[attr-defined]
         assert events.status == 200
         await events.until(lambda f: len(f.events) >= len(log))
