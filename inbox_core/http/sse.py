@@ -80,9 +80,11 @@ class EventStream(Response):
         self, door: FrontDoor, request: Request, access: Access, agent: str, since: int
     ) -> None:
         self.status_code = 200
-        self.media_type = MEDIA_TYPE
+        self.media_type = None  # Starlette would add "; charset=utf-8" (SSE is UTF-8 always)
         self.background = None
-        self.init_headers({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})  # no length
+        self.init_headers(  # no length
+            {"Content-Type": MEDIA_TYPE, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        )
         self.door = door
         self.request = request
         self.access = access
