@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -95,8 +96,20 @@ class FrontDoor:
 
     async def run(self, call: Callable[[], T]) -> T:
         """``call()`` in one of the app's worker threads (store I/O never blocks the event
-        loop; at most ``STORE_THREADS`` at once, the rest queue)."""
-        return await asyncio.get_running_loop().run_in_executor(self._threads, call)
+        loop; at most ``STORE_THREADS`` at once, the rest queue). A request cancelled
+        meanwhile (its client left, the server stops) still waits for the call to end, as
+        anyio's threads made it: nothing of a request outlives it, so a store closed after
+        the last request is never in use by one of them."""
+        future = asyncio.get_running_loop().run_in_executor(self._threads, call)
+        try:
+            return await asyncio.shield(future)
+        except asyncio.CancelledError:
+            while not future.done():
+                with contextlib.suppress(asyncio.CancelledError):
+                    await asyncio.wait({future})
+            if not future.cancelled():
+                future.exception()  # the cancel is what the caller gets; this is not lost
+            raise
 
     async def admit(self, request: Request, scope: str) -> Access:
         """The request's access, checked for ``scope``: 401 or 403 if not (the agent of the
