@@ -28,7 +28,9 @@ TTL_SECONDS: Final = 2.0
 effect within this, well inside the 5 s R39 allows."""
 MAX_TOKEN_LENGTH: Final = 512
 MAX_CACHED: Final = 4096
-REALM: Final = 'Bearer realm="inbox-core"'
+CHALLENGE: Final = {"WWW-Authenticate": "Bearer"}
+"""The challenge of every 401, exactly as R39 words it (no realm, no error attribute: the
+problem's ``detail`` says whether a token was missing or unknown)."""
 
 
 @attrs.frozen
@@ -111,10 +113,10 @@ class Gate:
             return OPEN
         if token is None:
             why = "no bearer token" if header is None else "the Authorization header is no bearer"
-            raise Problem(401, f"{why}: this store asks for a token", headers=_challenge(None))
+            raise Problem(401, f"{why}: this store asks for a token", headers=CHALLENGE)
         info = await self._lookup(token)
         if info is None:
-            raise Problem(401, "the store knows no such token", headers=_challenge("invalid_token"))
+            raise Problem(401, "the store knows no such token", headers=CHALLENGE)
         return Access(info.name, info.scopes, info.pattern)
 
     async def still_admits(self, headers: Mapping[str, str], access: Access) -> bool:
@@ -133,7 +135,3 @@ def _bearer(header: str | None) -> str | None:
     if scheme.lower() != "bearer" or not token or len(token) > MAX_TOKEN_LENGTH:
         return None
     return token
-
-
-def _challenge(error: str | None) -> dict[str, str]:
-    return {"WWW-Authenticate": REALM if error is None else f'{REALM}, error="{error}"'}

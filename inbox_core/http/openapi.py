@@ -21,6 +21,7 @@ from typing import Any, Final
 import attrs
 
 from inbox_core import codec
+from inbox_core.http.reading import AGENT_STATE_KEYS
 from inbox_core.shell.stores.posts import POSTABLE_TYPES
 
 __all__ = ["COMPONENT_FILES", "OPERATIONS", "Operation", "openapi_document", "schema_file"]
@@ -101,12 +102,9 @@ def _derived() -> dict[str, Json]:
         )
 
     tags = [v.tag for v in codec.COMMAND.variants if v.cls in POSTABLE_TYPES]
-    projection = schema_file("vector")["$defs"]["projection"]
-    folds = ("fates", "transcript")
+    projection = schema_file("vector")["$defs"]["projection"]["properties"]
     state = {
-        key: _absolute(value, f"{BASE}vector.schema.json")
-        for key, value in projection["properties"].items()
-        if key not in folds
+        key: _absolute(projection[key], f"{BASE}vector.schema.json") for key in AGENT_STATE_KEYS
     }
     outcome = {
         "oneOf": [
@@ -167,8 +165,9 @@ def _derived() -> dict[str, Json]:
         "Agent": _closed(
             {"agent": agent_id, "seq": seq, **state, "pendingPosts": seq},
             ["agent", "seq", *state, "pendingPosts"],
-            "The agent as its log says now: the projection (a vector's 'final', without the "
-            "folds), the number of events so far, and the posts waiting for it.",
+            "The agent as its log says now: status, lastTurn, awaiting, abortCause, nextTurn "
+            "and nextStep of its projection (in a vector's 'final' form), the number of "
+            "events so far, and the posts waiting for it.",
         ),
         "EventsPage": _closed(
             {"events": {"type": "array", "items": _from("log-record", "")}, "next": seq},

@@ -150,7 +150,10 @@ def wait_seconds(request: Request) -> int:
             name, _, value = preference.split(";", 1)[0].partition("=")
             value = value.strip().strip('"')
             if name.strip().lower() == "wait" and value.isascii() and value.isdigit():
-                return MAX_WAIT_SECONDS if len(value) > 3 else min(int(value), MAX_WAIT_SECONDS)
+                digits = value.lstrip("0")  # int() of thousands of digits would raise
+                return (
+                    MAX_WAIT_SECONDS if len(digits) > 3 else min(int(digits or 0), MAX_WAIT_SECONDS)
+                )
     return 0
 
 
@@ -228,11 +231,11 @@ async def _post(door: FrontDoor, request: Request, path: str, parse: Any) -> Res
     receipt = await door.run(lambda: door.store.post(agent, command, key=key))
     message = message_id(command)
     if key is not None:  # maybe a retry: the first post's message, never this one's
-        stored = await door.run(lambda: door.store.posted_command(receipt))
         try:
+            stored = await door.run(lambda: door.store.posted_command(receipt))
             message = message_id(decode_post(stored))
-        except InboxCoreError:
-            message = None  # a row a foreign producer wrote under this key
+        except InboxCoreError:  # a row a foreign producer wrote under this key, a row
+            message = None  # pruned since, a store failing: the post is durable all the same
     return await _answer(
         door, path, receipt, message, wait=wait, look=key is not None, started=started
     )

@@ -1,7 +1,8 @@
 """The reading endpoints (R39): an agent, one of its posts, its events, its folds, the list.
 
 Every answer is what the store holds when it is read: the agent resource replays the log
-(in a worker thread, like every store call), the folds are those of ``fates`` and
+once (in a worker thread, like every store call) and answers the brief's keys of its
+projection, the folds are those of ``fates`` and
 ``transcript`` in the JSON the port protocol's ``fold`` answers, and an agent nobody wrote
 to is idle and empty, never 404.
 """
@@ -28,6 +29,7 @@ from inbox_core.replay import replay
 from inbox_core.shell.stores.posts import Receipt, UnknownReceipt
 
 __all__ = [
+    "AGENT_STATE_KEYS",
     "get_agent",
     "get_agents",
     "get_events",
@@ -38,6 +40,12 @@ __all__ = [
     "metrics",
 ]
 
+AGENT_STATE_KEYS: Final = ("status", "lastTurn", "awaiting", "abortCause", "nextTurn", "nextStep")
+"""The keys of the projection (a vector's ``final``, in its JSON) the agent resource holds:
+exactly the brief's list (R39), between ``agent`` and ``seq`` before and ``pendingPosts``
+after. The rest of a ``final`` is not the agent's state as its log says it: ``disposed`` is
+never in a log (a dispose writes nothing), ``openTurn``/``openStep`` are those of the state
+machine's projection, and ``goalRounds`` is a fold of the log, like fates and transcript."""
 LIST_PAGE: Final = 100
 MAX_LIST_PAGE: Final = 1000
 EVENTS_PAGE: Final = 100
@@ -75,9 +83,10 @@ async def get_agent(door: FrontDoor, request: Request) -> Response:
 
     def read() -> dict[str, Any]:
         events = read_log(door.store, agent)
-        projection = projection_to_json(replay(events), events)
+        projection = projection_to_json(replay(events))  # the state only: no fold of the log
+        state = {key: projection[key] for key in AGENT_STATE_KEYS}
         pending = door.store.pending_count(agent)
-        return {"agent": agent, "seq": len(events), **projection, "pendingPosts": pending}
+        return {"agent": agent, "seq": len(events), **state, "pendingPosts": pending}
 
     return json_response(await door.run(read))
 

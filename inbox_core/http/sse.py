@@ -6,8 +6,9 @@ Each durable event is one SSE event: ``id:`` its seq, ``event:`` its type, ``dat
 when the client sends that header (a reconnecting ``EventSource`` does), else at
 ``?since=``, so a reconnecting client loses and repeats nothing. It follows the log through
 ``store.watch`` (woken by commits, across owners; the store shares one read per wake among
-the watchers of an agent in a process), writes a comment line when it wrote nothing for
-``keepalive_seconds`` (10 s: a proxy or a browser keeps the connection), and ends when the
+the watchers of an agent in a process), writes a comment line every ``keepalive_seconds``
+(10 s, whether events came or not: R39 asks for one at least every 15 s, and a proxy or a
+browser keeps the connection), and ends when the
 client leaves, when its token stops being valid (checked every ``check_seconds``), when the
 server shuts down, or after a ``problem`` event when the log cannot be read (a corrupt row,
 a store that failed; the client reconnects from where it was). A slow client stalls only its
@@ -64,7 +65,7 @@ def event_frame(seq: int, event: DurableEvent) -> bytes:
 def start_seq(request: Request, since: int) -> int:
     """``Last-Event-ID`` + 1 if sent (400 unless it is a seq), else ``since``."""
     last = request.headers.get("last-event-id")
-    if last is None:
+    if last is None or not last.strip():  # empty: no event seen (an SSE client sends none)
         return since
     last = last.strip()
     if not last.isascii() or not last.isdigit() or len(last) > 16:
@@ -79,9 +80,11 @@ class EventStream(Response):
         self, door: FrontDoor, request: Request, access: Access, agent: str, since: int
     ) -> None:
         self.status_code = 200
-        self.media_type = MEDIA_TYPE
+        self.media_type = None  # Starlette would add "; charset=utf-8" (SSE is UTF-8 always)
         self.background = None
-        self.init_headers({"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})  # no length
+        self.init_headers(  # no length
+            {"Content-Type": MEDIA_TYPE, "Cache-Control": "no-cache", "X-Accel-Buffering": "no"}
+        )
         self.door = door
         self.request = request
         self.access = access
@@ -125,25 +128,23 @@ class EventStream(Response):
         loop = asyncio.get_running_loop()
         watch = door.store.watch(self.agent, self.since)
         lock = asyncio.Lock()  # the follower and the keep-alive never write at once
-        written = loop.time()
 
         async def write(data: bytes) -> None:
-            nonlocal written
             async with lock:
                 await send({"type": "http.response.body", "body": data, "more_body": True})
-            written = loop.time()
 
         async def follow() -> None:
             async for seq, event in watch:
                 await write(event_frame(seq, event))
 
         await write(f": events of this agent from seq {self.since}\n\n".encode())
+        commented = loop.time()  # a comment every keepalive_seconds, events or not (R39)
         follower = asyncio.ensure_future(follow())
         closing: asyncio.Future[Any] = asyncio.ensure_future(door.closing.wait())
         try:
             while True:
-                quiet = bounds.keepalive_seconds - (loop.time() - written)
-                timeout = max(0.0, min(bounds.check_seconds, quiet))
+                due = bounds.keepalive_seconds - (loop.time() - commented)
+                timeout = max(0.0, min(bounds.check_seconds, due))
                 done, _ = await asyncio.wait(
                     {follower, closing}, timeout=timeout, return_when=asyncio.FIRST_COMPLETED
                 )
@@ -151,8 +152,9 @@ class EventStream(Response):
                     break
                 if not await door.gate.still_admits(self.request.headers, self.access):
                     break  # revoked (or the store took tokens): the stream ends
-                if loop.time() - written >= bounds.keepalive_seconds:
+                if loop.time() - commented >= bounds.keepalive_seconds:
                     await write(b": keep-alive\n\n")
+                    commented = loop.time()
             error = follower.exception() if follower.done() else None
             if isinstance(error, InboxCoreError):  # a corrupt row, a store that failed
                 problem = json_bytes(Problem.of(error).document())

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from typing import Any
 
 import pytest
@@ -177,3 +178,44 @@ def test_r39_any_query_string_is_an_answer_or_a_400_problem(sqlite_app: Any, que
             return statuses
 
     assert set(run(get())) <= {200, 400}
+
+
+class _HeldStore:
+    """A store whose ``pending_count`` waits for ``release`` (a slow read in a thread)."""
+
+    def __init__(self, store: Any) -> None:
+        self._store = store
+        self.entered = threading.Event()
+        self.release = threading.Event()
+        self.finished = threading.Event()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def pending_count(self, agent_id: str) -> int:
+        self.entered.set()
+        self.release.wait(30)
+        self.finished.set()
+        return int(self._store.pending_count(agent_id))
+
+
+@run_async
+async def test_r39_a_cancelled_request_ends_only_after_its_store_call(store: AnyStore) -> None:
+    """A request cancelled while its store call runs in a thread (its client left, the
+    server stopped) ends only once that call did: nothing of a request outlives it, so the
+    store, closed after the last request, is never in use by a thread of one."""
+    from .support import Stream
+
+    held = _HeldStore(store)
+    app = create_app(held)  # type: ignore[arg-type]
+    request = Stream(app, "/v1/agents/a")
+    task = asyncio.ensure_future(app(request.scope, request._receive, request._send))
+    await asyncio.to_thread(held.entered.wait, 10)
+    task.cancel()
+    await asyncio.sleep(0.2)
+    ended_early = task.done()
+    held.release.set()
+    await asyncio.wait({task}, timeout=10)
+    assert not ended_early  # it waited for its thread
+    assert held.finished.is_set()
+    assert task.cancelled()

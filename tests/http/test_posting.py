@@ -15,7 +15,7 @@ from inbox_core.codec import command_to_json
 from inbox_core.commands import followup
 from inbox_core.http.posting import MAX_WAIT_SECONDS, wait_seconds
 from inbox_core.shell import PostApplied, PostRejected, Receipt
-from inbox_core.shell.stores.posts import decode_post
+from inbox_core.shell.stores.posts import UnknownReceipt, decode_post
 from tests.shell.support import msg, run_async
 
 from .support import (
@@ -443,6 +443,9 @@ async def test_r39_prefer_wait_answers_202_pending_when_nobody_decides_in_time(
         (["handling=lenient", "Wait = 2"], 2),
         (["wait=61"], MAX_WAIT_SECONDS),
         (["wait=99999999999999999999999"], MAX_WAIT_SECONDS),
+        (["wait=0005"], 5),
+        (["wait=000"], 0),
+        (["wait=" + "0" * 5000 + "7"], 7),
         (["wait=-1"], 0),
         (["wait=soon"], 0),
         (["wait"], 0),
@@ -516,3 +519,33 @@ async def test_r39_a_store_that_fails_is_503_log_unavailable_and_a_corrupt_log_5
         posted = await client.post(f"/v1/agents/{agent}/followup", json=message_body())
     problem(health, 503, "LogUnavailable")
     problem(posted, 503, "LogUnavailable")
+
+
+class _LosesPostedCommands:
+    """A store whose read of a post's command fails (pruned meanwhile, or the database gone
+    after the post was written); everything else is ``store``'s."""
+
+    def __init__(self, store: AnyStore) -> None:
+        self._store = store
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._store, name)
+
+    def posted_command(self, receipt: Receipt) -> object:
+        raise UnknownReceipt(f"no post {receipt.post_id}")
+
+
+@run_async
+async def test_r39_a_keyed_post_that_was_written_is_answered_even_if_its_command_is_gone(
+    store: AnyStore,
+) -> None:
+    """A post is durable when a 2xx is sent: a keyed post whose command cannot be read back
+    afterwards (a race with prune) is still 202, without a messageId it cannot know."""
+    agent = agent_name()
+    async with front(_LosesPostedCommands(store)) as client:  # type: ignore[arg-type]
+        response = await client.post(
+            f"/v1/agents/{agent}/followup", json=message_body(), headers={"Idempotency-Key": "k"}
+        )
+    assert response.status_code == 202, response.text
+    assert "messageId" not in response.json()
+    assert post_rows(store, agent) == 1

@@ -5,7 +5,9 @@ nothing repeated), keep-alive comments, the bound on open streams, and what ends
 from __future__ import annotations
 
 import asyncio
+from typing import Any
 
+from inbox_core import TurnStarted
 from inbox_core.codec import event_to_json
 from inbox_core.http.app import door_of
 from tests.shell.support import run_async
@@ -17,6 +19,15 @@ def records(store: AnyStore, agent: str) -> list[dict[str, object]]:
     return [{"seq": s, **event_to_json(e)} for s, e in enumerate(store.log(agent).read())]
 
 
+async def one_turn(client: Any, store: AnyStore, served: Any, agent: str) -> list[Any]:
+    """A followup applied and its turn run to the end: the agent's records then."""
+    await client.post(
+        f"/v1/agents/{agent}/followup", json=message_body(), headers={"Prefer": "wait=10"}
+    )
+    await served.when_idle()
+    return records(store, agent)
+
+
 @run_async
 async def test_r39_r36_a_stream_carries_each_event_with_its_seq_type_and_record(
     store: AnyStore,
@@ -25,13 +36,9 @@ async def test_r39_r36_a_stream_carries_each_event_with_its_seq_type_and_record(
     async with front(store) as client, owner(store, agent) as served:
         events = await stream(client.app, f"/v1/agents/{agent}/events")  # type: ignore[attr-defined]
         assert events.status == 200
-        assert events.headers["content-type"].startswith("text/event-stream")
+        assert events.headers["content-type"] == "text/event-stream"
         assert events.headers["cache-control"] == "no-cache"
-        await client.post(
-            f"/v1/agents/{agent}/followup", json=message_body(), headers={"Prefer": "wait=10"}
-        )
-        await served.when_idle()
-        log = records(store, agent)
+        log = await one_turn(client, store, served, agent)
         await events.until(lambda f: len(f.events) >= len(log))
         await events.leave()
     assert [e["data"] for e in events.frames.events] == log
@@ -74,11 +81,7 @@ async def test_r39_a_reconnect_with_last_event_id_mid_turn_loses_and_repeats_not
 async def test_r39_a_stream_starts_at_since_and_a_bad_last_event_id_is_400(store: AnyStore) -> None:
     agent = agent_name()
     async with front(store) as client, owner(store, agent) as served:
-        await client.post(
-            f"/v1/agents/{agent}/followup", json=message_body(), headers={"Prefer": "wait=10"}
-        )
-        await served.when_idle()
-        log = records(store, agent)
+        log = await one_turn(client, store, served, agent)
         later = await stream(client.app, f"/v1/agents/{agent}/events?since=3")  # type: ignore[attr-defined]
         await later.until(lambda f: len(f.events) >= len(log) - 3)
         await later.leave()
@@ -104,6 +107,51 @@ async def test_r39_a_quiet_stream_writes_a_comment_line_within_its_keepalive(
         await events.until(lambda f: f.comments.count("keep-alive") >= 2, timeout=5)
         await events.leave()
     assert events.frames.events == []
+
+
+@run_async
+async def test_r39_a_busy_stream_writes_a_comment_line_at_least_every_keepalive_too(
+    store: AnyStore,
+) -> None:
+    """R39: "a comment line at least every 15 s", also while events keep coming (a stream
+    whose events come more often than the keep-alive still gets its comments)."""
+    agent = agent_name()
+    log = store.log(agent)
+    log.acquire()
+    appended = 0
+
+    async def append_often() -> None:
+        nonlocal appended
+        while True:
+            appended += 1
+            await asyncio.to_thread(log.append, [TurnStarted(appended)])
+            await asyncio.sleep(0.02)
+
+    try:
+        async with front(store, keepalive_seconds=0.3, check_seconds=0.05) as client:
+            events = await stream(client.app, f"/v1/agents/{agent}/events")  # type: ignore[attr-defined]
+            appender = asyncio.ensure_future(append_often())
+            try:
+                await events.until(lambda f: f.comments.count("keep-alive") >= 2, timeout=20)
+            finally:
+                appender.cancel()
+            await events.leave()
+    finally:
+        log.release()
+    assert len(events.frames.events) >= 2  # events came meanwhile
+    assert events.frames.seqs() == list(range(len(events.frames.events)))
+
+
+@run_async
+async def test_r39_an_empty_last_event_id_is_no_event_seen(store: AnyStore) -> None:
+    agent = agent_name()
+    async with front(store) as client, owner(store, agent) as served:
+        log = await one_turn(client, store, served, agent)
+        events = await stream(client.app, f"/v1/agents/{agent}/events", ("last-event-id", ""))  # type: ignore[attr-defined]
+        assert events.status == 200
+        await events.until(lambda f: len(f.events) >= len(log))
+        await events.leave()
+    assert [e["data"] for e in events.frames.events] == log
 
 
 @run_async

@@ -108,8 +108,7 @@ async def test_r39_with_tokens_every_request_needs_one_401_with_www_authenticate
     assert open_before.status_code == 200
     for response in (missing, wrong, basic, posted, metrics):
         problem(response, 401, "Unauthorized")
-        assert response.headers["www-authenticate"].startswith("Bearer")
-    assert 'error="invalid_token"' in wrong.headers["www-authenticate"]
+        assert response.headers["www-authenticate"] == "Bearer"  # as R39 words it
     assert post_rows(store, "a") == 0
     assert good.status_code == lower.status_code == 200
     assert [r.status_code for r in free] == [200, 200]

@@ -45,6 +45,11 @@ def alert(page: Any) -> Any:
     return page.get_by_role("alert")
 
 
+def alert_named(page: Any, title: str) -> Any:
+    """The alert named by a problem's title (R40: the error class, or the status phrase)."""
+    return page.get_by_role("alert", name=title, exact=True)
+
+
 def pending(page: Any, name: str) -> Any:
     """The items of the list "Next turn" or "Next step"."""
     return page.get_by_role("list", name=name, exact=True).get_by_role("listitem")
@@ -283,6 +288,7 @@ def test_r40_r34_a_stop_for_a_turn_that_ended_meanwhile_shows_turn_mismatch(
     served.wait_until("erin", lambda a: a["lastTurn"] == 2 and a["status"] == "running")
     held[0].continue_()
     expect(alert(page)).to_have_text("TurnMismatch: the turn on screen already ended")
+    expect(alert_named(page, "TurnMismatch")).to_have_count(1)
     expect(status(page)).to_contain_text("turn 2")
     expect(turn(page, 2)).to_contain_text("two")
     page.unroute("**/v1/agents/erin/commands")
@@ -356,6 +362,7 @@ def test_r40_r39_a_team_a_token_cannot_see_or_act_on_team_b(page: Any, serve: An
 
     page.goto(served.page())
     expect(alert(page)).to_contain_text("Unauthorized")
+    expect(alert_named(page, "Unauthorized")).to_have_count(1)
     page.get_by_role("textbox", name="Token", exact=True).fill(tokens["team-a"])
     button(page, "Use token").click()
     agents = page.get_by_role("list", name="Agents", exact=True)
@@ -377,6 +384,7 @@ def test_r40_r39_a_team_a_token_cannot_see_or_act_on_team_b(page: Any, serve: An
     send_refused.fill("let me in")
     button(page, "Follow up").click()
     expect(alert(page)).to_have_text("Forbidden: the token may not do this for this agent")
+    expect(alert_named(page, "Forbidden")).to_have_count(1)
     button(page, "Stop and clear").click()
     expect(alert(page)).to_contain_text("Forbidden")
     assert served.events("team-b/x") == team_b_log

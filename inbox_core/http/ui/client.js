@@ -4,16 +4,20 @@
 
 import { agentPath } from "./commands.js";
 import { logEventOf, SseParser } from "./sse.js";
-import { problemLine, rejectedLine } from "./present.js";
+import { problemLine, problemTitle, rejectedLine } from "./present.js";
 
 const TOKEN_KEY = "inbox-core-token";
 
-/** A request the server refused, or that never reached it: `line` says which, in one line. */
+/**
+ * A request the server refused, or that never reached it: `line` says which, in one line,
+ * and starts with `title` (the problem's title, R39, which names the page's alert, R40).
+ */
 export class RequestFailed extends Error {
-  constructor(line, status = null) {
+  constructor(line, status = null, title = null) {
     super(line);
     this.line = line;
     this.status = status;
+    this.title = title ?? (line.split(": ", 1)[0] || "Error");
   }
 }
 
@@ -31,7 +35,7 @@ export function problemOf(data) {
   } catch {
     // not JSON: the line says so by its title
   }
-  return new RequestFailed(problemLine(problem));
+  return new RequestFailed(problemLine(problem), null, problemTitle(problem));
 }
 
 /** The answer's problem document (RFC 9457) as one line, whatever the body holds. */
@@ -42,7 +46,11 @@ export async function failureOf(response) {
   } catch {
     problem = { title: response.statusText || `HTTP ${response.status}` };
   }
-  return new RequestFailed(problemLine(problem, response.status), response.status);
+  return new RequestFailed(
+    problemLine(problem, response.status),
+    response.status,
+    problemTitle(problem, response.status),
+  );
 }
 
 const delay = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -118,7 +126,9 @@ export class Client {
 
   outcome(answer, location) {
     const outcome = answer.outcome ?? {};
-    if (outcome.kind === "rejected") throw new RequestFailed(rejectedLine(outcome), 409);
+    if (outcome.kind === "rejected") {
+      throw new RequestFailed(rejectedLine(outcome), 409, problemTitle({ title: outcome.error }));
+    }
     if (outcome.kind === "applied") return { kind: "applied", messageId: answer.messageId ?? null };
     return { kind: "pending", location, messageId: answer.messageId ?? null };
   }

@@ -35,11 +35,18 @@ const view = {
 
 // ------------------------------------------------------------------------- alerts
 
-/** Show one readable line for a failure (R40), replacing the one before. */
+/**
+ * Show one readable line for a failure (R40), replacing the one before: an element of role
+ * `alert` named by the problem's title (the error class or HTTP status phrase), its text
+ * the whole line.
+ */
 function showProblem(error) {
-  const line = error instanceof RequestFailed ? error.line : String(error?.message ?? error);
+  const failed = error instanceof RequestFailed ? error : new RequestFailed(String(error?.message ?? error));
+  const { line, title } = failed;
+  const rest = line.startsWith(title) ? line.slice(title.length) : ` — ${line}`;
   const dismiss = el("button", { type: "button", onclick: clearProblem }, "Dismiss");
-  $("alerts").replaceChildren(el("p", { role: "alert" }, line), dismiss);
+  const alert = el("p", { role: "alert", "aria-labelledby": "alert-title" }, el("strong", { id: "alert-title" }, title), rest);
+  $("alerts").replaceChildren(alert, dismiss);
 }
 
 function clearProblem() {

@@ -104,17 +104,20 @@ const EXPLAIN = {
   Forbidden: "the token may not do this for this agent",
 };
 
+/** A problem's `title` (R39: the error class or the HTTP status phrase), whatever it holds. */
+export function problemTitle(problem, status = null) {
+  if (isObject(problem) && typeof problem.title === "string" && problem.title !== "") {
+    return oneLine(problem.title);
+  }
+  return status === null ? "Error" : `HTTP ${status}`;
+}
+
 /**
  * One readable line for a rejected request: the problem's `title` (the typed error's class
  * name, or the HTTP status phrase, R39) and what it means or the server's `detail`.
  */
 export function problemLine(problem, status = null) {
-  const title =
-    isObject(problem) && typeof problem.title === "string" && problem.title !== ""
-      ? problem.title
-      : status === null
-        ? "Error"
-        : `HTTP ${status}`;
+  const title = problemTitle(problem, status);
   const detail = isObject(problem) && typeof problem.detail === "string" ? problem.detail : "";
   const why = EXPLAIN[title] ?? detail;
   return oneLine(why === "" ? title : `${title}: ${why}`);

@@ -1,14 +1,18 @@
 """What a front door reads of a store beyond posts, ``events`` and ``watch`` (R39): the
 agents it holds, with their work and pending posts, and a post's command.
 
-Reads only, each on the store's own connection (the store hands its ``_connection``
-context manager in); each dialect's statements (a ``Directory``) live in its store's
-folder (``sqlite/frontdoor.py``, ``postgres/frontdoor.py``). An agent of a store is any
-id with an event, a row of the owners' table (R37's ``work`` flag) or a post; the list is
-in the database's order of text (SQLite: code points; PostgreSQL: the database's
-collation), paged by ``after``: each source is read from ``after`` on by a loose index
-scan (one index probe per agent, however long its log), and the first ``limit`` ids of
-their union are exactly the next page.
+Reads only (R36 v4: a GET never creates, migrates or writes a database), each on a
+read-only connection the store hands in; each dialect's statements (a ``Directory``) live
+in its store's folder (``sqlite/frontdoor.py``, ``postgres/frontdoor.py``), made over the
+tables a database has. An agent of a store is any id with an event, a row of the owners'
+table (R37's ``work`` flag) or a post; the list is in the database's order of text
+(SQLite: code points; PostgreSQL: the database's collation), paged by ``after``: each
+source is read from ``after`` on by a loose index scan (one index probe per agent, however
+long its log), and the first ``limit`` ids of their union are exactly the next page. A
+stored id that is no agent id (a producer's BLOB, bytes that are not UTF-8, an empty or
+too long text) is no agent: it is skipped, never listed and never an error (R35 v4). A
+table nobody made yet reads as empty (a v1 SQLite file: its one agent ``"default"``;
+owners' rows missing: every agent with events has work, as a migration would say).
 """
 
 from __future__ import annotations
@@ -17,6 +21,9 @@ from collections.abc import Callable, Sequence
 from typing import Any, Final
 
 import attrs
+
+from inbox_core import limits
+from inbox_core.errors import InvalidInput
 
 __all__ = ["AgentSummary", "Directory", "directory_page"]
 
@@ -35,12 +42,22 @@ class AgentSummary:
     pending_posts: int
 
 
-def _loose(table: str, param: str) -> str:
-    """The distinct ``agent_id``s of ``table`` after ``param``, in order, one index probe
-    each (a recursive CTE), as a subquery the caller limits."""
-    first = f"SELECT min(agent_id) FROM {table} WHERE agent_id > "
+def _agent_id(stored: object) -> str | None:
+    """The agent id a stored cell holds, None for one that is no agent id."""
+    if not isinstance(stored, str):
+        return None  # bytes: a BLOB or text that is not UTF-8
+    try:
+        return limits.agent_id(stored)
+    except InvalidInput:
+        return None
+
+
+def _loose(source: str, after: str, text: str) -> str:
+    """The distinct ``agent_id``s of ``source`` after ``after``, in order, one index probe
+    each (a recursive CTE), as a subquery the caller limits; ``text`` keeps text ids only."""
+    first = f"SELECT min(agent_id) FROM {source} WHERE {text}agent_id > "
     return (
-        f"WITH RECURSIVE ids(id) AS (SELECT ({first}{param}) UNION ALL "
+        f"WITH RECURSIVE ids(id) AS (SELECT ({first}{after}) UNION ALL "
         f"SELECT ({first}ids.id) FROM ids WHERE ids.id IS NOT NULL) "
         "SELECT id FROM ids WHERE id IS NOT NULL"
     )
@@ -48,13 +65,14 @@ def _loose(table: str, param: str) -> str:
 
 @attrs.frozen
 class Directory:
-    """The statements of one dialect and how it passes a list of ids."""
+    """The statements of one dialect over one set of tables, and how it passes a list of
+    ids."""
 
-    page: str  # the next ids after a cursor: after, limit (named)
-    pending_one: str  # agent_id
+    page: str  # the next stored ids after a cursor: after, n (named)
+    pending_one: str  # agent
     pending_many: str  # ids
     work_many: str  # ids
-    command: str  # post_id, agent_id
+    command: str  # post, agent
     ids: Callable[[list[str]], Any]  # a list of ids as the driver takes it
 
     def agents(
@@ -65,14 +83,18 @@ class Directory:
         accept: Callable[[str], bool] | None = None,
     ) -> list[AgentSummary]:
         """Up to ``limit`` agents with an id after ``after`` that ``accept`` takes."""
-        cursor, found = after or "", list[str]()
+        cursor: object = after or ""
+        found: list[str] = []
         while len(found) < limit:
             want = limit if accept is None else max(limit, CHUNK)
-            ids = [str(row[0]) for row in conn.execute(self.page, {"after": cursor, "n": want})]
-            found += [agent for agent in ids if accept is None or accept(agent)]
-            if len(ids) < want:
+            stored = [row[0] for row in conn.execute(self.page, {"after": cursor, "n": want})]
+            for value in stored:
+                agent = _agent_id(value)
+                if agent is not None and (accept is None or accept(agent)):
+                    found.append(agent)
+            if len(stored) < want:
                 break
-            cursor = ids[-1]
+            cursor = stored[-1]
         found = found[:limit]
         if not found:
             return []
@@ -94,10 +116,12 @@ class Directory:
         return (False, None) if row is None else (True, row[0])
 
 
-def directory_page(tables: Sequence[str], param: str, limit: str) -> str:
-    """The statement of the next page of agent ids after ``param``, from the ``agent_id``s
-    of ``tables`` (each by a loose index scan), in a dialect's parameter style."""
+def directory_page(sources: Sequence[str], after: str, limit: str, text: str = "") -> str:
+    """The statement of the next page of agent ids after ``after``, from the ``agent_id``s
+    of ``sources`` (tables or subqueries, each by a loose index scan), in a dialect's
+    parameter style; ``text`` is a condition that keeps text ids only."""
     parts = " UNION ".join(
-        f"SELECT * FROM ({_loose(table, param)} LIMIT {limit}) AS {table}_ids" for table in tables
+        f"SELECT * FROM ({_loose(source, after, text)} LIMIT {limit}) AS ids_{n}"
+        for n, source in enumerate(sources)
     )
     return f"SELECT id FROM ({parts}) AS found ORDER BY id LIMIT {limit}"

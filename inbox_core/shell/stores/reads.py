@@ -17,7 +17,7 @@ import contextlib
 import logging
 import math
 from collections.abc import AsyncIterator, Callable, Sequence
-from typing import Any, Final
+from typing import Any, Final, Protocol, TypeVar
 
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, shown
@@ -37,6 +37,17 @@ from inbox_core.shell.stores.watching import (
 )
 
 __all__ = ["MAX_PRUNE_SECONDS", "StoreReads", "checked_limit", "prune_age", "receipt_of"]
+
+T = TypeVar("T")
+
+
+class Look(Protocol):
+    """A store's read-only look (R36 v4): ``read(directory, conn)`` on a connection that
+    writes nothing, ``directory`` the statements over the tables the database has;
+    ``absent`` when it has none."""
+
+    def __call__(self, what: str, read: Callable[[Directory, Any], T], absent: T) -> T: ...
+
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
@@ -89,8 +100,10 @@ class StoreReads:
     blocking and read-only (``wait`` and ``watch`` run them in worker threads);
     ``candidate_page`` reads one page of ids with work and ``agent_text`` turns a stored id
     into an agent id (``InvalidInput`` for what is none); ``cursor`` turns an agent id into
-    the page's position; ``connection`` is the store's ``_connection(what)``, on which the
-    front door's statements (``directory``, ``token_dialect``) run.
+    the page's position; ``look`` runs a front door's read on a read-only connection with
+    the ``Directory`` over the tables the database has (R36 v4: a GET writes nothing);
+    ``connection`` is the store's writer ``_connection(what)``, which adds and revokes
+    tokens (``token_dialect``).
     """
 
     __slots__ = (
@@ -98,7 +111,7 @@ class StoreReads:
         "_candidate_page",
         "_connection",
         "_cursor",
-        "_directory",
+        "_look",
         "_read_events",
         "_read_outcomes",
         "_reported",
@@ -119,7 +132,7 @@ class StoreReads:
         agent_text: Callable[[Any], str],
         cursor: Callable[[str], Any],
         connection: Connection,
-        directory: Directory,
+        look: Look,
         token_dialect: TokenDialect,
     ) -> None:
         self._store = store
@@ -131,7 +144,7 @@ class StoreReads:
         self._agent_text = agent_text
         self._cursor = cursor
         self._connection = connection
-        self._directory = directory
+        self._look = look
         self._token_dialect = token_dialect
         self._reported: set[object] = set()
 
@@ -243,27 +256,36 @@ class StoreReads:
         accept: Callable[[str], bool] | None = None,
     ) -> list[AgentSummary]:
         """Up to ``limit`` agents of the store (an event, an owner's row or a post) with an id
-        after ``after``, in the database's order, that ``accept`` takes (all by default)."""
+        after ``after``, in the database's order, that ``accept`` takes (all by default).
+        Reads only."""
         first = None if after is None else limits.agent_id(after)
-        with self._connection("list agents") as conn:
-            return self._directory.agents(conn, first, checked_limit(limit), accept)
+        most = checked_limit(limit)
+        return self._look("list agents", lambda d, conn: d.agents(conn, first, most, accept), [])
 
     def pending_count(self, agent_id: str) -> int:
-        """How many of agent ``agent_id``'s posts wait for its owner."""
+        """How many of agent ``agent_id``'s posts wait for its owner. Reads only."""
         agent = limits.agent_id(agent_id)
-        with self._connection("count posts") as conn:
-            return self._directory.pending_posts(conn, agent)
+        return self._look("count posts", lambda d, conn: d.pending_posts(conn, agent), 0)
 
     def posted_command(self, receipt: Receipt) -> object:
         """The command a post holds, as stored (the text a producer wrote);
-        ``UnknownReceipt`` when no such post is stored."""
+        ``UnknownReceipt`` when no such post is stored. Reads only."""
         receipt = receipt_of(receipt)
-        with self._connection("read a post") as conn:
-            found, command = self._directory.post_command(conn, receipt.agent_id, receipt.post_id)
+        nothing: tuple[bool, object] = (False, None)
+        found, command = self._look(
+            "read a post",
+            lambda d, conn: d.post_command(conn, receipt.agent_id, receipt.post_id),
+            nothing,
+        )
         if not found:
             raise UnknownReceipt(f"no post {receipt.post_id} for agent {receipt.agent_id!r}")
         return command
 
     def tokens(self) -> TokenTable:
-        """The store's bearer tokens (``stores.tokens``)."""
-        return TokenTable(self._connection, self._token_dialect)
+        """The store's bearer tokens (``stores.tokens``): added and revoked on the writer's
+        connection, looked up read-only (a server that may only read the database serves)."""
+        return TokenTable(
+            self._connection,
+            self._token_dialect,
+            lambda what, read: self._look(what, lambda _d, conn: read(conn), None),
+        )

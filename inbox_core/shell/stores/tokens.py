@@ -8,9 +8,10 @@ unique name, that hash, the scopes (``read``: every GET of an agent; ``post``: e
 the pattern of the agent ids it may reach (a glob in which ``*`` matches any characters, ``/``
 included, and nothing else is special: ``team-a/*``) and when it was made.
 
-``TokenTable`` runs the statements of either dialect on a store's connection (the store
-hands it its ``_connection`` context manager). The table is created by the first ``add``;
-reading a database that has none finds no token and writes nothing.
+``TokenTable`` runs the statements of either dialect on a store's connections (the store
+hands it its writer's ``_connection`` and its read-only look). The table is created by the
+first ``add``; reading never writes (R36 v4): a database without the table, or no database
+file at all, holds no token, and a server that may only read the database sees its tokens.
 """
 
 from __future__ import annotations
@@ -149,17 +150,24 @@ def _info(row: tuple[Any, ...]) -> TokenInfo:
 
 Connection = Callable[[str], contextlib.AbstractContextManager[Any]]
 """A store's ``_connection(what)``: its lock held, its errors typed, its connection yielded."""
+Reading = Callable[[str, Callable[[Any], Any]], Any]
+"""A store's read-only look: ``reading(what, read)`` is ``read(conn)`` on a connection that
+writes nothing (R36 v4), or None when the database has no tables (so no token)."""
 
 
 class TokenTable:
     """The tokens of one store: ``add``, ``list``, ``revoke`` (for ``inbox-core token``) and
-    ``find`` (for the front door). Store failures raise the store's typed errors."""
+    ``find`` (for the front door). ``add`` and ``revoke`` write through the store's writer;
+    ``list``, ``find`` and ``count`` only read (a front door that may only read the database
+    serves, and a read never creates a file or a table). Store failures raise the store's
+    typed errors."""
 
-    __slots__ = ("_connection", "_dialect")
+    __slots__ = ("_connection", "_dialect", "_reading")
 
-    def __init__(self, connection: Connection, dialect: TokenDialect) -> None:
+    def __init__(self, connection: Connection, dialect: TokenDialect, reading: Reading) -> None:
         self._connection = connection
         self._dialect = dialect
+        self._reading = reading
 
     def add(self, name: str, scopes: Iterable[str], pattern: str) -> str:
         """Make a token; its secret is returned (and kept nowhere). ``TokenExists`` if
@@ -175,12 +183,20 @@ class TokenTable:
             raise TokenExists(f"the store already has a token named {name!r}; nothing was added")
         return token
 
-    def list(self) -> list[TokenInfo]:
-        """Every token, by name (never a secret: only their hashes are stored)."""
-        with self._connection("list tokens") as conn:
+    def _read(self, what: str, statement: str, args: tuple[Any, ...] = ()) -> list[TokenInfo]:
+        """The tokens ``statement`` selects, read-only; none without a table of tokens."""
+
+        def read(conn: Any) -> list[TokenInfo]:
             if conn.execute(self._dialect.exists).fetchone() is None:
                 return []
-            return [_info(tuple(row)) for row in conn.execute(self._dialect.select_all)]
+            return [_info(tuple(row)) for row in conn.execute(statement, args)]
+
+        found = self._reading(what, read)
+        return [] if found is None else list(found)
+
+    def list(self) -> list[TokenInfo]:
+        """Every token, by name (never a secret: only their hashes are stored)."""
+        return self._read("list tokens", self._dialect.select_all)
 
     def revoke(self, name: str) -> bool:
         """Delete token ``name``; whether there was one."""
@@ -191,11 +207,8 @@ class TokenTable:
 
     def find(self, token: str) -> TokenInfo | None:
         """The token whose secret is ``token``, or None."""
-        with self._connection("read tokens") as conn:
-            if conn.execute(self._dialect.exists).fetchone() is None:
-                return None
-            row = conn.execute(self._dialect.select_hash, (token_hash(token),)).fetchone()
-        return None if row is None else _info(tuple(row))
+        found = self._read("read tokens", self._dialect.select_hash, (token_hash(token),))
+        return found[0] if found else None
 
     def count(self) -> int:
         """How many tokens the store holds (none: a front door serves loopback only, with no

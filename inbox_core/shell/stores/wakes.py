@@ -122,19 +122,18 @@ class Bell:
         for chime in chimes:
             chime.ring()
 
-    def ring_prefix(self, prefix: str) -> None:
-        with self._lock:
-            chimes = [
-                c for key, group in self._chimes.items() if key.startswith(prefix) for c in group
-            ]
-        for chime in chimes:
-            chime.ring()
-
     def ring_all(self) -> None:
         with self._lock:
             chimes = [chime for group in self._chimes.values() for chime in group]
         for chime in chimes:
             chime.ring()
+
+    def agents(self, *kinds: str) -> list[str]:
+        """The agent ids someone waits on under any of ``kinds`` (``"events"``), sorted."""
+        prefixes = tuple(f"{kind}:" for kind in kinds)
+        with self._lock:
+            keys = [key for key in self._chimes if key.startswith(prefixes)]
+        return sorted({key.partition(":")[2] for key in keys} - {"*"})
 
 
 class Wake(Protocol):

@@ -93,10 +93,10 @@ test("R39: a post waits for its outcome; applied, pending (then followed), rejec
   assert.deepEqual(JSON.parse(calls[0].init.body), { message: { content: "x" } });
   const pending = await client.post("/v1/agents/a/commands", { type: "clear" });
   assert.deepEqual(pending, { kind: "pending", location: "/v1/agents/a/posts/2", messageId: null });
-  await assert.rejects(client.settle(pending), (e) => e instanceof RequestFailed && e.line === "TurnMismatch: the turn on screen already ended");
+  await assert.rejects(client.settle(pending), (e) => e instanceof RequestFailed && e.line === "TurnMismatch: the turn on screen already ended" && e.title === "TurnMismatch");
   assert.equal(calls[3].url, "/v1/agents/a/posts/2");
-  await assert.rejects(client.post("/v1/agents/a/commands", {}), { line: "TurnMismatch: the turn on screen already ended", status: 409 });
-  await assert.rejects(client.post("/v1/agents/a/commands", {}), { line: "Forbidden: the token may not do this for this agent", status: 403 });
+  await assert.rejects(client.post("/v1/agents/a/commands", {}), { line: "TurnMismatch: the turn on screen already ended", status: 409, title: "TurnMismatch" });
+  await assert.rejects(client.post("/v1/agents/a/commands", {}), { line: "Forbidden: the token may not do this for this agent", status: 403, title: "Forbidden" });
 });
 
 test("R35/R39: a post retried after a network failure keeps its Idempotency-Key", async () => {
@@ -221,4 +221,12 @@ test("R39: a problem event (the server could not read the log) is shown, then th
   assert.deepEqual(seen, [0]);
   assert.deepEqual(problems, ["ReplayError: bad row"]);
   assert.equal(calls[1].init.headers["Last-Event-ID"], "0");
+});
+
+test("R40: a failure's title (which names the page's alert) is the problem's title", async () => {
+  const { fetch } = fakeFetch(problem(401, "Unauthorized"), new Response("<html>", { status: 502, statusText: "Bad Gateway" }));
+  const client = new Client({ fetch, storage: new Storage() });
+  await assert.rejects(client.getJson("/v1/agents"), { title: "Unauthorized", line: "Unauthorized: a token is needed" });
+  await assert.rejects(client.getJson("/v1/agents"), { title: "Bad Gateway", status: 502 });
+  assert.equal(new RequestFailed("Network error: the server did not answer").title, "Network error");
 });

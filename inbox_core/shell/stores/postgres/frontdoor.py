@@ -3,24 +3,60 @@ of the agent list (``stores.directory``) and the tokens table (``stores.tokens``
 
 from __future__ import annotations
 
-from typing import Final
+import functools
+from typing import Any, Final
 
 from inbox_core.shell.stores.directory import Directory, directory_page
 from inbox_core.shell.stores.postgres.schema import PG_POSTS
 from inbox_core.shell.stores.tokens import TOKEN_COLUMNS, TokenDialect
 
-__all__ = ["PG_DIRECTORY", "PG_TOKENS"]
+__all__ = ["PG_DIRECTORY", "PG_TOKENS", "pg_directory"]
 
-PG_DIRECTORY: Final = Directory(
-    page=directory_page(("inbox_core_events", "inbox_core_owners", PG_POSTS), "%(after)s", "%(n)s"),
-    pending_one=f"SELECT count(*) FROM {PG_POSTS} WHERE agent_id = %(agent)s AND outcome IS NULL",
-    pending_many=f"SELECT agent_id, count(*) FROM {PG_POSTS} WHERE outcome IS NULL "
-    "AND agent_id = ANY(%(ids)s) GROUP BY agent_id",
-    work_many="SELECT agent_id FROM inbox_core_owners WHERE work IS NOT FALSE "
-    "AND agent_id = ANY(%(ids)s)",
-    command=f"SELECT command FROM {PG_POSTS} WHERE post_id = %(post)s AND agent_id = %(agent)s",
-    ids=list,
-)
+_IN: Final = "agent_id = ANY(%(ids)s)"
+_TABLES: Final = ("inbox_core_events", "inbox_core_owners", PG_POSTS)
+
+
+@functools.lru_cache(maxsize=8)
+def _directory(events: str, owners: str, posts: str) -> Directory:
+    return Directory(
+        page=directory_page((events, owners, posts), "%(after)s", "%(n)s"),
+        pending_one=f"SELECT count(*) FROM {posts} WHERE agent_id = %(agent)s AND outcome IS NULL",
+        pending_many=f"SELECT agent_id, count(*) FROM {posts} WHERE outcome IS NULL "
+        f"AND {_IN} GROUP BY agent_id",
+        work_many=f"SELECT agent_id FROM {owners} WHERE work IS NOT FALSE AND {_IN}",
+        command=f"SELECT command FROM {posts} WHERE post_id = %(post)s AND agent_id = %(agent)s",
+        ids=list,
+    )
+
+
+PG_DIRECTORY: Final = _directory(*_TABLES)
+
+
+def pg_directory(conn: Any) -> Directory | None:
+    """The statements over the tables a PostgreSQL database has (``PG_DIRECTORY`` once a
+    writer made them all), None when it has none."""
+    found = conn.execute(
+        "SELECT " + ", ".join("to_regclass(%s) IS NOT NULL" for _ in _TABLES), _TABLES
+    ).fetchone()
+    if not any(found):
+        return None
+    have_events, have_owners, have_posts = found
+    events = (
+        "inbox_core_events" if have_events else "(SELECT NULL::text AS agent_id WHERE false) AS e"
+    )
+    owners = (
+        "inbox_core_owners"
+        if have_owners
+        else f"(SELECT DISTINCT agent_id, NULL::boolean AS work FROM {events}) AS o"
+    )
+    posts = (
+        PG_POSTS
+        if have_posts
+        else "(SELECT NULL::text AS agent_id, NULL::bigint AS post_id, NULL::text AS outcome, "
+        "NULL::text AS command WHERE false) AS p"
+    )
+    return _directory(events, owners, posts)
+
 
 PG_TOKENS: Final = TokenDialect(
     ddl="""CREATE TABLE IF NOT EXISTS inbox_core_tokens (

@@ -19,10 +19,10 @@ from inbox_core import limits
 from inbox_core.errors import InvalidInput, LogFenced
 from inbox_core.events import DurableEvent
 from inbox_core.shell.stores.base import ClosesOnExit
-from inbox_core.shell.stores.directory import AgentSummary
+from inbox_core.shell.stores.directory import AgentSummary, Directory
 from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.postgres import posts as pg_posts
-from inbox_core.shell.stores.postgres.frontdoor import PG_DIRECTORY, PG_TOKENS
+from inbox_core.shell.stores.postgres.frontdoor import PG_DIRECTORY, PG_TOKENS, pg_directory
 from inbox_core.shell.stores.postgres.listen import pg_listener
 from inbox_core.shell.stores.postgres.schema import (
     CANDIDATES,
@@ -43,7 +43,7 @@ from inbox_core.shell.stores.posts import (
     outcome_from_row,
     post_key,
 )
-from inbox_core.shell.stores.reads import StoreReads, checked_limit, prune_age
+from inbox_core.shell.stores.reads import StoreReads, T, checked_limit, prune_age
 from inbox_core.shell.stores.tokens import TokenTable
 from inbox_core.shell.stores.wakes import Wake
 from inbox_core.shell.stores.watching import BATCH_EVENTS, Batch, decode_batch
@@ -109,7 +109,7 @@ class PostgresStore(ClosesOnExit):
             agent_text=limits.agent_id,
             cursor=lambda agent_id: agent_id,
             connection=self._connection,
-            directory=PG_DIRECTORY,
+            look=self._look,
             token_dialect=PG_TOKENS,
         )
         with self._connection("connect", write=False):
@@ -137,6 +137,17 @@ class PostgresStore(ClosesOnExit):
                 raise LogUnavailable(
                     f"PostgresStore {what} failed: {type(error).__name__}: {error}"
                 ) from error
+
+    def _look(self, what: str, read: Callable[[Directory, Any], T], absent: T) -> T:
+        """``read`` on the connection without creating a table (R36 v4), over the tables
+        the database has."""
+        undefined = psycopg_module().errors.UndefinedTable
+        with self._connection(what, write=False) as conn:
+            try:
+                return read(PG_DIRECTORY, conn)
+            except undefined:  # a table no writer made yet (autocommit: nothing to undo)
+                directory = pg_directory(conn)
+                return absent if directory is None else read(directory, conn)
 
     def prepare(self) -> None:
         """Create the tables now (what the first write does): for producers in other

@@ -3,25 +3,65 @@ agent list (``stores.directory``) and the tokens table (``stores.tokens``)."""
 
 from __future__ import annotations
 
+import functools
 import json
-from typing import Final
+from typing import Any, Final
 
 from inbox_core.shell.stores.directory import Directory, directory_page
 from inbox_core.shell.stores.sqlite.schema import SQLITE_POSTS
 from inbox_core.shell.stores.tokens import TOKEN_COLUMNS, TokenDialect
 
-__all__ = ["SQLITE_DIRECTORY", "SQLITE_TOKENS"]
+__all__ = ["SQLITE_DIRECTORY", "SQLITE_TOKENS", "sqlite_directory"]
 
-SQLITE_DIRECTORY: Final = Directory(
-    page=directory_page(("events", "agents", SQLITE_POSTS), ":after", ":n"),
-    pending_one=f"SELECT count(*) FROM {SQLITE_POSTS} WHERE agent_id = :agent AND outcome IS NULL",
-    pending_many=f"SELECT agent_id, count(*) FROM {SQLITE_POSTS} WHERE outcome IS NULL "
-    "AND agent_id IN (SELECT value FROM json_each(:ids)) GROUP BY agent_id",
-    work_many="SELECT agent_id FROM agents WHERE work = 1 "
-    "AND agent_id IN (SELECT value FROM json_each(:ids))",
-    command=f"SELECT command FROM {SQLITE_POSTS} WHERE post_id = :post AND agent_id = :agent",
-    ids=lambda ids: json.dumps(ids, ensure_ascii=False),
+_IN: Final = "agent_id IN (SELECT value FROM json_each(:ids))"
+_NO_POSTS: Final = (
+    "(SELECT NULL AS agent_id, NULL AS post_id, NULL AS outcome, NULL AS command WHERE 0)"
 )
+
+
+@functools.lru_cache(maxsize=8)
+def _directory(events: str, agents: str, posts: str) -> Directory:
+    return Directory(
+        # text ids only (a BLOB sorts after all text); a cursor read as bytes (text that is
+        # not UTF-8) is compared as the text it is
+        page=directory_page(
+            (events, agents, posts), "CAST(:after AS TEXT)", ":n", "agent_id < X'' AND "
+        ),
+        pending_one=f"SELECT count(*) FROM {posts} WHERE agent_id = :agent AND outcome IS NULL",
+        pending_many=f"SELECT agent_id, count(*) FROM {posts} WHERE outcome IS NULL "
+        f"AND {_IN} GROUP BY agent_id",
+        work_many=f"SELECT agent_id FROM {agents} WHERE work = 1 AND {_IN}",
+        command=f"SELECT command FROM {posts} WHERE post_id = :post AND agent_id = :agent",
+        ids=lambda ids: json.dumps(ids, ensure_ascii=False),
+    )
+
+
+SQLITE_DIRECTORY: Final = _directory("events", "agents", SQLITE_POSTS)
+
+
+def sqlite_directory(conn: Any, kind: str) -> Directory | None:
+    """The statements over the tables an SQLite file of ``kind`` (``schema.classify``'s)
+    has, None when it holds no agent at all."""
+    if kind == "v1":  # one agent, "default", with work not known yet (as the migration says)
+        events = "(SELECT 'default' AS agent_id FROM events LIMIT 1)"
+    elif kind == "v2":
+        events = "events"
+    else:
+        return None
+    tables = {
+        str(name)
+        for (name,) in conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name IN ('agents', ?)",
+            (SQLITE_POSTS,),
+        )
+    }
+    agents = (
+        "agents" if "agents" in tables else f"(SELECT DISTINCT agent_id, 1 AS work FROM {events})"
+    )
+    posts = SQLITE_POSTS if SQLITE_POSTS in tables else _NO_POSTS
+    return _directory(events, agents, posts)
+
+
 SQLITE_TOKENS: Final = TokenDialect(
     ddl="""CREATE TABLE IF NOT EXISTS inbox_core_tokens (
     name    TEXT PRIMARY KEY,

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from inbox_core import limits
 from inbox_core.events import DurableEvent
 from inbox_core.shell.stores.base import ClosesOnExit
-from inbox_core.shell.stores.directory import AgentSummary
+from inbox_core.shell.stores.directory import AgentSummary, Directory
 from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.posts import (
     PendingPost,
@@ -30,10 +30,10 @@ from inbox_core.shell.stores.posts import (
     encode_post,
     post_key,
 )
-from inbox_core.shell.stores.reads import StoreReads, checked_limit, prune_age
+from inbox_core.shell.stores.reads import StoreReads, T, checked_limit, prune_age
 from inbox_core.shell.stores.sqlite import posts as sqlite_posts
 from inbox_core.shell.stores.sqlite import reading as sqlite_reading
-from inbox_core.shell.stores.sqlite.frontdoor import SQLITE_DIRECTORY, SQLITE_TOKENS
+from inbox_core.shell.stores.sqlite.frontdoor import SQLITE_TOKENS, sqlite_directory
 from inbox_core.shell.stores.sqlite.log import SqliteLog
 from inbox_core.shell.stores.sqlite.owners import held_elsewhere
 from inbox_core.shell.stores.sqlite.reading import SqliteReader
@@ -106,7 +106,7 @@ class SqliteStore(ClosesOnExit):
             agent_text=sqlite_posts.agent_text,
             cursor=_utf8,
             connection=self._connection,
-            directory=SQLITE_DIRECTORY,
+            look=self._look,
             token_dialect=SQLITE_TOKENS,
         )
         if exists:  # a file that is no inbox-core log: IncompatibleLog now, read-only
@@ -153,6 +153,15 @@ class SqliteStore(ClosesOnExit):
         if self._closed:
             raise LogUnavailable(f"SqliteStore {self._path!r} is closed")
         return self._reader
+
+    def _look(self, what: str, read: Callable[[Directory, Any], T], absent: T) -> T:
+        """``read`` on the read-only reader, over the tables the file has (R36 v4)."""
+
+        def look(conn: sqlite3.Connection, kind: str) -> T:
+            directory = sqlite_directory(conn, kind)
+            return absent if directory is None else read(directory, conn)
+
+        return self._reading().read(look, absent=absent)
 
     def prepare(self) -> None:
         """Create the file and its tables, or migrate it, now (what the first write does):

@@ -1,11 +1,18 @@
 """Waking an SQLite file's waiters (R36): within the process at once (the file's ``Bell``),
 across processes by one ``SqlitePoller`` per file and event loop that checks ``PRAGMA
-data_version`` (or, while nobody writes, the files' ``stat``) and rings what changed.
+data_version`` (or, while nobody writes, the files' ``stat``) and rings what changed: each
+agent with a new post, and, after one read of where every waited agent stands
+(``agent_heads``, in a worker thread), the watchers and outcome waiters of just the agents
+that moved (a thousand streams over a hundred agents cost one read per commit, not a
+hundred). A poller lingers ``SQLITE_LINGER_SECONDS`` after its last waiter left (a front
+door's requests come and go; each would connect and take a baseline again).
 """
 
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import logging
 import os
 import sqlite3
@@ -14,14 +21,25 @@ import weakref
 from pathlib import Path
 from typing import Final
 
+from inbox_core.shell.stores.sqlite.schema import SQLITE_POSTS
 from inbox_core.shell.stores.wakes import Bell, slow_poll
 
-__all__ = ["SQLITE_POLL_SECONDS", "SqlitePoller", "SqliteWake", "data_version", "sqlite_bell"]
+__all__ = [
+    "SQLITE_LINGER_SECONDS",
+    "SQLITE_POLL_SECONDS",
+    "SqlitePoller",
+    "SqliteWake",
+    "agent_heads",
+    "data_version",
+    "sqlite_bell",
+]
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
 SQLITE_POLL_SECONDS: Final = 0.005
 """How often a file's poller checks for another process's commit (``PRAGMA data_version``)."""
+SQLITE_LINGER_SECONDS: Final = 2.0
+"""How long a file's poller keeps its connection after its last waiter left."""
 SQLITE_FALLBACK_SECONDS: Final = 10.0
 """How often an SQLite waiter looks again with no wake (its poller failing, say)."""
 
@@ -30,9 +48,16 @@ _SQLITE_BELLS: dict[str, Bell] = {}
 _SQLITE_BELLS_LOCK: Final = threading.Lock()
 
 
+@functools.lru_cache(maxsize=256)
+def _resolved(path: str) -> str:
+    """``os.path.realpath(path)``, once per path: it ``lstat``s every component, and a
+    waiter is made for every ``wait`` and ``watch`` (a front door makes one per request)."""
+    return os.path.realpath(path)
+
+
 def sqlite_bell(path: str) -> Bell:
     """The process's bell of one SQLite database file (by ``realpath``)."""
-    where = os.path.realpath(path)
+    where = _resolved(path)
     with _SQLITE_BELLS_LOCK:
         bell = _SQLITE_BELLS.get(where)
         if bell is None:
@@ -42,18 +67,23 @@ def sqlite_bell(path: str) -> Bell:
 
 class SqlitePoller:
     """Notices other connections' commits to one SQLite file for the waiters of one event
-    loop: one task and one connection, running while anyone waits (``acquire``/``release``)."""
+    loop: one task and one connection, running while anyone waits (``acquire``/``release``)
+    and ``SQLITE_LINGER_SECONDS`` after the last one left."""
 
-    __slots__ = ("_bell", "_path", "_task", "_users")
+    __slots__ = ("_bell", "_idle", "_path", "_task", "_users")
 
     def __init__(self, path: str, bell: Bell) -> None:
         self._path = path
         self._bell = bell
         self._users = 0
         self._task: asyncio.Task[None] | None = None
+        self._idle: asyncio.TimerHandle | None = None
 
     def acquire(self) -> None:
         self._users += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
         if self._task is None or self._task.done():
             self._task = asyncio.get_running_loop().create_task(
                 self._poll(), name="inbox_core.shell SQLite poller"
@@ -61,6 +91,11 @@ class SqlitePoller:
 
     def release(self) -> None:
         self._users -= 1
+        if self._users <= 0 and self._task is not None and self._idle is None:
+            self._idle = asyncio.get_running_loop().call_later(SQLITE_LINGER_SECONDS, self._stop)
+
+    def _stop(self) -> None:
+        self._idle = None
         if self._users <= 0 and self._task is not None:
             self._task.cancel()
             self._task = None
@@ -72,10 +107,12 @@ class SqlitePoller:
                 if conn is None:
                     await self._watch_files()
                     continue
+                lock = threading.Lock()  # a look in a worker thread still reading at a cancel
                 try:
-                    await self._watch(conn)
+                    await self._watch(conn, lock)
                 finally:
-                    conn.close()
+                    with lock:
+                        conn.close()
             except sqlite3.Error as error:  # the waiters' own reads say what is wrong
                 logger.debug("inbox_core SQLite poller of %r: %s", self._path, error)
                 self._bell.ring_all()
@@ -90,9 +127,10 @@ class SqlitePoller:
             await asyncio.sleep(SQLITE_POLL_SECONDS)
         self._bell.ring_all()
 
-    async def _watch(self, conn: sqlite3.Connection) -> None:
+    async def _watch(self, conn: sqlite3.Connection, lock: threading.Lock) -> None:
         version = data_version(conn)
         last_post = _last_post(conn)
+        heads = await self._heads(conn, lock)
         # a waiter that looked before this baseline would miss a commit made in between:
         # everyone looks once more
         self._bell.ring_all()
@@ -105,8 +143,60 @@ class SqlitePoller:
             for agent_id, post_id in _new_posts(conn, last_post):
                 last_post = max(last_post, post_id)
                 self._bell.ring(f"post:{agent_id}")
-            self._bell.ring_prefix("events:")
-            self._bell.ring_prefix("outcome:")
+            heads = await self._ring_changed(conn, lock, heads)
+
+    async def _heads(
+        self, conn: sqlite3.Connection, lock: threading.Lock
+    ) -> dict[str, tuple[object, ...]]:
+        """Where every agent someone waits on stands now (``agent_heads``), read off the
+        loop; none known when the file has no table to read them from."""
+        agents = self._bell.agents("events", "outcome")
+
+        def look() -> dict[str, tuple[object, ...]]:
+            with lock:
+                return agent_heads(conn, agents)
+
+        if not agents:
+            return {}
+        try:
+            return await asyncio.to_thread(look)
+        except sqlite3.Error:
+            return {}
+
+    async def _ring_changed(
+        self, conn: sqlite3.Connection, lock: threading.Lock, before: dict[str, tuple[object, ...]]
+    ) -> dict[str, tuple[object, ...]]:
+        """Ring the watchers and outcome waiters of just the agents whose log or pending
+        posts changed since ``before`` (or whose place is not known: they came since, or
+        the file has no table to read it from). Returns where they stand now."""
+        now = await self._heads(conn, lock)
+        for agent in self._bell.agents("events", "outcome"):
+            if agent not in now or now[agent] != before.get(agent):
+                self._bell.ring(f"events:{agent}")
+                self._bell.ring(f"outcome:{agent}")
+        return now
+
+
+_HEADS: Final = (
+    "SELECT value, (SELECT max(seq) FROM events WHERE agent_id = value){posts} FROM json_each(?)"
+)
+_PENDING_HEAD: Final = (
+    ", (SELECT count(*) || ',' || ifnull(max(post_id), '') FROM "
+    f"{SQLITE_POSTS} WHERE agent_id = value AND outcome IS NULL)"
+)
+
+
+def agent_heads(conn: sqlite3.Connection, agents: list[str]) -> dict[str, tuple[object, ...]]:
+    """Where each of ``agents`` stands: its last seq, and its pending posts' number and last
+    id (the owner decides posts in order, and a post appends events or is rejected, so any
+    decision or new post changes one of them). One index probe per agent and table; a
+    file without a posts table has no pending posts."""
+    ids = json.dumps(agents, ensure_ascii=False)
+    try:
+        rows = conn.execute(_HEADS.format(posts=_PENDING_HEAD), (ids,)).fetchall()
+    except sqlite3.OperationalError:  # no posts table (yet): the log alone
+        rows = conn.execute(_HEADS.format(posts=""), (ids,)).fetchall()
+    return {str(row[0]): tuple(row[1:]) for row in rows}
 
 
 def _read_only_connection(path: str) -> sqlite3.Connection | None:
@@ -183,7 +273,7 @@ class SqliteWake:
     __slots__ = ("_chime", "_poller")
 
     def __init__(self, path: str, key: str) -> None:
-        where = os.path.realpath(path)
+        where = _resolved(path)
         self._chime = sqlite_bell(where).chime(key)
         by_path = _POLLERS.setdefault(asyncio.get_running_loop(), {})
         poller = by_path.get(where)
