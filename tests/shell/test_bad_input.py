@@ -156,7 +156,12 @@ async def test_R25_every_command_after_dispose_raises_agent_disposed() -> None:
     await agent.aclose()  # still fine
 
 
-@pytest.mark.parametrize("callback", [None, 5, "print", object()], ids=repr)
+def _shown(value: object) -> str:
+    """A case's id, the same in every run (pytest-xdist's workers compare them)."""
+    return "object()" if type(value) is object else repr(value)
+
+
+@pytest.mark.parametrize("callback", [None, 5, "print", object()], ids=_shown)
 def test_R26_subscribe_refuses_what_cannot_be_called(callback: object) -> None:
     """R26, SH2: subscribe(non-callable) raises InvalidInput at once and subscribes nothing: the
     next notifications reach the other subscribers, and nothing is reported as an error."""
@@ -169,7 +174,7 @@ def test_R26_subscribe_refuses_what_cannot_be_called(callback: object) -> None:
     assert rec.types == ["agent/inbox/inserted"]
 
 
-@pytest.mark.parametrize("log", [5, "agent.db", object()], ids=repr)
+@pytest.mark.parametrize("log", [5, "agent.db", object()], ids=_shown)
 def test_R26_a_loop_agent_refuses_a_log_that_is_no_event_log(log: object) -> None:
     """R26, SH9: LoopAgent(host, log=<not an EventLog>) raises InvalidInput naming the four
     methods, instead of an AttributeError."""
@@ -177,7 +182,7 @@ def test_R26_a_loop_agent_refuses_a_log_that_is_no_event_log(log: object) -> Non
         LoopAgent(EchoHost(), log=log)  # type: ignore[arg-type]
 
 
-@pytest.mark.parametrize("host", [None, 5, object()], ids=repr)
+@pytest.mark.parametrize("host", [None, 5, object()], ids=_shown)
 def test_R26_a_loop_agent_refuses_a_host_without_the_hooks(host: object) -> None:
     """R26, SH4: LoopAgent(<no pre_step/run_step/turn_stopping>) raises InvalidInput at once,
     instead of failing every turn later."""
