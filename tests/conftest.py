@@ -18,6 +18,7 @@ default run stays within CI's budget.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
 import pytest
 from hypothesis import HealthCheck, Phase, settings
@@ -57,6 +58,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("slow"):
             item.add_marker(skip)
+
+
+def _encodable(text: str) -> str:
+    """``text`` with lone surrogates written as escapes (``\\ud83d``)."""
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+    """A report whose captured output or failure holds hostile text (a lone surrogate
+    that a test put into a log line on purpose) is kept as escapes: pytest-xdist sends
+    reports between processes as UTF-8 and stops the whole run on one it cannot encode."""
+    report = yield
+    report.sections = [(name, _encodable(text)) for name, text in report.sections]
+    if report.longrepr is not None:
+        text = report.longreprtext
+        if _encodable(text) != text:
+            report.longrepr = _encodable(text)
+    return report
 
 
 @pytest.fixture
