@@ -63,19 +63,33 @@ class PerThread(Generic[C]):
             pool.users += 1
             return pool
 
+    def let_go(self, conn: C) -> None:
+        """What ``give_back`` does with another thread's connection: nothing, by default.
+        That thread may be running a statement on it right now (a read the event loop
+        handed to a worker thread, whose agent is then closed), and closing a connection
+        under a running statement crashes the process (SQLite's module frees what the
+        statement still uses): dropped from the registry, the connection closes when its
+        last reference goes, at once when idle, else when that thread is done with it."""
+
     def give_back(self) -> None:
-        """Return a share; the last one closes every connection (each share is given back
-        once: the caller's ``weakref.finalize`` sees to that)."""
+        """Return a share; the last one closes the calling thread's connection and lets go
+        of the others (``let_go``). Each share is given back once: the caller's
+        ``weakref.finalize`` sees to that."""
         with self._lock:
             self.users -= 1
             if self.users > 0:
                 return
             if self._pools.get(self.key) is self:
                 del self._pools[self.key]
-            conns, self._conns = list(self._conns.values()), {}
-        for conn in conns:
+            conns, self._conns = self._conns, {}
+        own = conns.pop(threading.get_ident(), None)
+        for conn in conns.values():
             with contextlib.suppress(Exception):
-                self.close(conn)
+                self.let_go(conn)
+        conns.clear()
+        if own is not None:
+            with contextlib.suppress(Exception):
+                self.close(own)
 
     def connection(self) -> C:
         """The calling thread's connection, opened on first use (again once broken)."""

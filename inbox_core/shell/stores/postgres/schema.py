@@ -322,5 +322,15 @@ class PgConnections(PerThread["psycopg.Connection[Any]"]):
     def usable(self, conn: psycopg.Connection[Any]) -> bool:
         return not conn.closed
 
+    def let_go(self, conn: psycopg.Connection[Any]) -> None:
+        """Close another thread's connection if no statement runs on it (its lock is
+        free: libpq's connection must not be finished under a running query); a busy one
+        is closed by its last reference, when that thread is done with it."""
+        if conn.lock.acquire(blocking=False):
+            try:
+                conn.close()
+            finally:
+                conn.lock.release()
+
     def __repr__(self) -> str:  # the connection string may hold a password
         return f"PgConnections(users={self.users}, threads={len(self._conns)})"
