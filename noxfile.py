@@ -30,12 +30,12 @@ def tests(session: nox.Session) -> None:
         "--cov=inbox_core",
         "--cov-branch",
         "--cov-report=",
-        # every core, each test file on one worker (a file's session fixtures, such as the
-        # TypeScript port's npm build, then run once); INBOX_CORE_WORKERS=0 runs in-process
+        # every core, test by test, but the files whose tests share a fixture each on one
+        # worker (tests/conftest.py groups them); INBOX_CORE_WORKERS=0 runs in-process
         "--numprocesses",
         os.environ.get("INBOX_CORE_WORKERS", "auto"),
         "--dist",
-        "loadfile",
+        "loadgroup",
         *session.posargs,
         env={"HYPOTHESIS_PROFILE": "ci"},
     )

@@ -50,14 +50,33 @@ PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 
 
+@pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the ``slow`` tests unless asked for."""
+    """Skip the ``slow`` tests unless asked for; keep each file whose tests share a fixture
+    beyond one test on one pytest-xdist worker."""
+    for item in items:
+        if _shares_fixtures(item):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
     if "slow" in (config.getoption("markexpr", "") or "") or os.environ.get("INBOX_CORE_SLOW"):
         return
     skip = pytest.mark.skip(reason="slow: run with -m slow or INBOX_CORE_SLOW=1")
     for item in items:
         if item.get_closest_marker("slow"):
             item.add_marker(skip)
+
+
+def _shares_fixtures(item: pytest.Item) -> bool:
+    """Whether ``item`` uses a module-scoped fixture (a browser, a mypy run, a benchmark's
+    tiny run: made once per worker that runs the file's tests) or a session-scoped one of
+    its own file (the TypeScript port's build, which two workers must not run at once in
+    one directory). Everything else is dealt out test by test (``--dist loadgroup``)."""
+    module = item.nodeid.partition("::")[0]
+    info = getattr(item, "_fixtureinfo", None)
+    for defs in getattr(info, "name2fixturedefs", {}).values():
+        fixture = defs[-1]
+        if fixture.scope == "module" or (fixture.scope == "session" and fixture.baseid == module):
+            return True
+    return False
 
 
 def _encodable(text: str) -> str:
