@@ -215,10 +215,13 @@ omitted). Reading changes nothing and creates no file: a cleanly closed
 SQLite log is read in a directory the user cannot write. An undecodable
 record, a seq gap or an event replay rejects makes the command exit 1,
 naming the seq of the first bad event; so does a path that is no log (a
-directory, a FIFO, another application's database).""",
+directory, a FIFO, another application's database). --check-checkpoints
+also compares every checkpoint stored beside an SQLite log (R41) with the
+state replay has at its seq, one line each, and exits 1 on any mismatch.""",
         """\
 examples:
   inbox-core replay session.db
+  inbox-core replay agents.db --agent-id bob --check-checkpoints
   inbox-core replay log.jsonl --events     # also list every event
   inbox-core replay log.jsonl --json       # the projection as JSON (vector 'final' form)
   inbox-core replay agents.db --agent-id bob --transcript""",
@@ -448,6 +451,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="ID",
         help="the agent to read from an SQLite file (default: 'default'; a file holding other"
         " agents only must name one); not for JSON Lines",
+    )
+    replay_cmd.add_argument(
+        "--check-checkpoints",
+        action="store_true",
+        help="compare every stored checkpoint with the replay at its seq (exit 1 on a mismatch)",
     )
 
     vectors = command("vectors", _cmd_vectors)

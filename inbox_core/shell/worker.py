@@ -48,6 +48,8 @@ from inbox_core.shell import durations
 from inbox_core.shell.agent import LoopAgent
 from inbox_core.shell.host import Host
 from inbox_core.shell.stores.base import MAX_LEASE_SECONDS, EventLog, Store
+from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY
+from inbox_core.shell.stores.checkpoints import checkpoint_every as checked_every
 from inbox_core.shell.stores.opening import open_store, parse_store
 from inbox_core.shell.stores.writers import ThreadWriter, WriteStats
 
@@ -162,7 +164,9 @@ class Worker:
     often the store is asked for work with no wake. ``lease_seconds`` (PostgreSQL; at most
     ``MAX_LEASE_SECONDS``, a day): the lease of each agent (default: ``PostgresLog``'s).
     ``grace`` (0 allowed): how long a hook may take to return once its agent is let go
-    before it is abandoned. Durations are at most ``durations.MAX_SECONDS``. Bad arguments
+    before it is abandoned. ``checkpoint_every`` (R41): about how many events apart the
+    worker writes each agent's checkpoint (None: never; it still opens from them).
+    Durations are at most ``durations.MAX_SECONDS``. Bad arguments
     raise ``InvalidInput`` before the store is opened (a ``sqlite:``/``postgresql://``
     text is opened only once they are all good).
     """
@@ -178,6 +182,7 @@ class Worker:
         lease_seconds: float | None = None,
         grace: float = DEFAULT_GRACE_SECONDS,
         name: str | None = None,
+        checkpoint_every: int | None = DEFAULT_EVERY,
     ) -> None:
         if not callable(host):
             raise InvalidInput(f"host must be a callable (agent_id -> Host), got {host!r:.80}")
@@ -192,7 +197,7 @@ class Worker:
         )
         self._grace = durations.seconds(grace, "grace", zero=True)
         self._lease_seconds = 30.0
-        self._log_options: dict[str, Any] = {}
+        self._log_options: dict[str, Any] = {"checkpoint_every": checked_every(checkpoint_every)}
         if lease_seconds is not None:  # a lease the store cannot hold is refused here (R37)
             self._lease_seconds = durations.seconds(
                 lease_seconds, "lease_seconds", high=MAX_LEASE_SECONDS
@@ -203,7 +208,7 @@ class Worker:
             store = open_store(store)
         self._leases = bool(store.leases)
         if not self._leases:
-            self._log_options.clear()  # SQLite ownership is a lock: no lease to set
+            self._log_options.pop("lease_seconds", None)  # SQLite ownership: a lock, no lease
         self._store = store
         self._host = host
         self._agents: dict[str, _Served] = {}
