@@ -43,6 +43,7 @@ from inbox_core.cli.render import (
 from inbox_core.cli.replay import run_replay
 from inbox_core.cli.serving import run_serve
 from inbox_core.limits import MAX_SAFE_INTEGER
+from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY as DEFAULT_CHECKPOINT_EVERY
 from inbox_core.vectors import run_vector_file, vector_files
 
 PACKAGE_ROOT: Final = Path(__file__).resolve().parents[2]
@@ -637,6 +638,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="at a stop, abandon a hook that ignores its abort signal after S s (default 30;"
         " a second signal abandons at once)",
+    )
+    serve.add_argument(
+        "--checkpoint-every",
+        type=_positive,
+        default=DEFAULT_CHECKPOINT_EVERY,
+        metavar="N",
+        help="write each agent's checkpoint about every N events (R41; default"
+        f" {DEFAULT_CHECKPOINT_EVERY})",
     )
     serve.add_argument(
         "--stats-seconds",

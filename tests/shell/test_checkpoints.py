@@ -544,3 +544,37 @@ async def test_R41_a_workers_takeover_opens_from_the_checkpoint(
         assert verify(events, checkpoints_of(place, agent), agent)[0].ok
     place.close()
     store.close()
+
+
+# ---------------------------------------------------------------------- CLI
+
+
+@run_async
+async def test_R41_replay_check_checkpoints_finds_a_planted_bad_one(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """R41: ``inbox-core replay --check-checkpoints`` compares every stored checkpoint with the
+    replay at its seq, one line each: 0 when all agree, 1 for one that differs (a digest that
+    matches over a state the log does not have) or cannot be used."""
+    from inbox_core.cli import main
+
+    path = tmp_path / "cli.db"
+    place = Stored(SqliteStore(path))
+    await session(place, "a", rounds=2)
+    arguments = ["replay", str(path), "--agent-id", "a", "--check-checkpoints"]
+    assert main(arguments) == 0
+    assert "checkpoint at seq" in capsys.readouterr().out
+    events = whole(place, "a")
+    good = checkpoint_to_json(take(LogFold().feed(events[:7])), "a")
+    for text in (
+        dump_json({**good, "lastTurn": good["lastTurn"] + 1}),  # its digest right, its state not
+        "{not json",
+    ):
+        place.plant("a", 7, text)
+        assert main(arguments) == 1
+        (line,) = [x for x in capsys.readouterr().out.splitlines() if "checkpoint at seq" in x]
+        assert line.startswith("checkpoint at seq 7: MISMATCH")
+    place.plant("a", 7, dump_json(good))
+    assert main(arguments) == 0
+    place.close()
+    place.store.close()

@@ -285,29 +285,32 @@ class Keeper:
 class LogHistory:
     """What a host restores from (SH11, R41): the events read when the agent was opened,
     ``events`` (from seq ``start`` to the log's end then, ``end``), and the earlier ones on
-    demand (``before``, ``pages``), read from the log (blocking)."""
+    demand (``before``, ``pages`` of ``page`` events), read from the log (blocking)."""
 
-    __slots__ = ("end", "events", "log", "start")
+    __slots__ = ("end", "events", "log", "page", "start")
 
-    def __init__(self, log: Any, start: int, events: Sequence[DurableEvent]) -> None:
+    def __init__(
+        self, log: Any, start: int, events: Sequence[DurableEvent], *, page: int = HISTORY_PAGE
+    ) -> None:
         self.log = log
         self.start = start
         self.events = events
         self.end = start + len(events)
+        self.page = page
 
     def before(self, seq: int, count: int) -> list[DurableEvent]:
         """Up to ``count`` events right before seq ``seq``, in log order."""
         first = max(0, seq - count)
         return list(self.log.read(first, seq)) if first < seq else []
 
-    def pages(self, size: int = HISTORY_PAGE) -> Iterator[Sequence[DurableEvent]]:
-        """The log backwards: ``events`` first, then pages of ``size`` events before them,
+    def pages(self) -> Iterator[Sequence[DurableEvent]]:
+        """The log backwards: ``events`` first, then pages of ``page`` events before them,
         each in log order, down to seq 0. Stop when you have read enough."""
         if self.events:
             yield self.events
         seq = self.start
         while seq > 0:
-            page = self.before(seq, size)
+            page = self.before(seq, self.page)
             if not page:
                 return
             yield page
