@@ -258,12 +258,17 @@ class LogFold:
         seq of the first that does not fit."""
         seq = self.seq
         event = None
-        for event in events:
-            try:
-                self.apply(event)
-            except _Invalid as error:
-                raise ReplayError(seq, str(error)) from None
-            seq += 1
+        handlers = _HANDLERS
+        try:
+            for event in events:  # ``apply`` inlined: a call less per event (opening's loop)
+                handler = handlers.get(type(event))
+                if handler is None:
+                    raise _Invalid(f"not a durable event: {shown(event)}")
+                admitting, self.admitting = self.admitting, False
+                handler(self, event, admitting)
+                seq += 1
+        except _Invalid as error:
+            raise ReplayError(seq, str(error)) from None
         if seq != self.seq:
             self.seq, self.last_event = seq, event
         return self

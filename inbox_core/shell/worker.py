@@ -46,6 +46,7 @@ import attrs
 from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
 from inbox_core.shell import durations
 from inbox_core.shell.agent import LoopAgent
+from inbox_core.shell.collector import Freezer
 from inbox_core.shell.host import Host
 from inbox_core.shell.stores.base import MAX_LEASE_SECONDS, EventLog, Store
 from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY
@@ -166,6 +167,8 @@ class Worker:
     ``grace`` (0 allowed): how long a hook may take to return once its agent is let go
     before it is abandoned. ``checkpoint_every`` (R41): about how many events apart the
     worker writes each agent's checkpoint (None: never; it still opens from them).
+    ``freeze_gc``: keep the served agents' long-lived objects out of the cyclic garbage
+    collector's full collections (``collector.Freezer``: ``gc.freeze``, process-wide).
     Durations are at most ``durations.MAX_SECONDS``. Bad arguments
     raise ``InvalidInput`` before the store is opened (a ``sqlite:``/``postgresql://``
     text is opened only once they are all good).
@@ -183,6 +186,7 @@ class Worker:
         grace: float = DEFAULT_GRACE_SECONDS,
         name: str | None = None,
         checkpoint_every: int | None = DEFAULT_EVERY,
+        freeze_gc: bool = True,
     ) -> None:
         if not callable(host):
             raise InvalidInput(f"host must be a callable (agent_id -> Host), got {host!r:.80}")
@@ -203,6 +207,9 @@ class Worker:
                 lease_seconds, "lease_seconds", high=MAX_LEASE_SECONDS
             )
             self._log_options["lease_seconds"] = self._lease_seconds
+        if not isinstance(freeze_gc, bool):
+            raise InvalidInput(f"freeze_gc must be a bool, got {freeze_gc!r:.80}")
+        self._freezer = Freezer(enabled=freeze_gc)
         self._name = f"{socket.gethostname()}:{os.getpid()}" if name is None else _name(name)
         if isinstance(store, str):
             store = open_store(store)
@@ -306,6 +313,7 @@ class Worker:
             wake.close()
             await self._detach_all()
             await self._writer.aclose()
+            self._freezer.close()
             logger.info("%s: stopped; %s", self._name, self.stats().line())
 
     async def _serve(self, wake: Any) -> None:
@@ -321,8 +329,10 @@ class Worker:
             if self._leases and loop.time() >= next_beat:
                 await self._heartbeat()
                 next_beat = loop.time() + beat
+            opened = self._counts["opened"]
             await self._place()
             self._detach_idle(loop.time())
+            self._freezer.look(opened=self._counts["opened"] - opened, served=len(self._agents))
             woken = await self._wait(wake)
 
     async def _wait(self, wake: Any) -> bool:
@@ -493,6 +503,7 @@ class Worker:
     def _let_go(self, agent_id: str) -> None:
         """Detach and close one agent in the background (a hook may take its time)."""
         served = self._agents.pop(agent_id)
+        self._freezer.let_go()
         self._releasing.add(served)
         task = asyncio.ensure_future(self._release(agent_id, served))
         self._closing.add(task)

@@ -1,0 +1,321 @@
+"""Issue 32 (R41): opening an agent against its log's length, with and without checkpoints;
+what the owner's checkpoint keeping costs the commit path; the cyclic GC while opening.
+
+``python -m benchmarks.checkpoints [--parts opening,keeping,gc] [--sizes 1000,10000,100000,1000000]
+[--stores sqlite,postgres] [--rounds 5] [--pg CONNINFO | --pg-cluster] [--out F]``
+
+*opening*: one log per size (prefixes of one ``big_log``), written as an owner writes
+(``write_group``), then opened again and again with ``LoopAgent.open`` (acquire, read, fold,
+``Resume``, no checkpoint written: ``checkpoint_every=None``) in three ways, side by side in
+every round in a rotating order: *end* (the checkpoint an owner leaves at detach, at the
+log's end), *behind* (the checkpoint ``checkpoint_every - 1`` events behind the end: the
+worst an owner that died leaves) and *none* (no checkpoint: the whole log folded; at most
+``--whole-rounds`` rounds for the largest size, which takes seconds). Medians of wall time
+per opening, and the paired ratios to the 1,000-event log's.
+
+*keeping*: the B5 burst (``LoopAgent`` + ``EchoHost``, N followups then ``when_idle``) on a
+``MemoryLog`` and an ``SqliteLog`` (``synchronous=NORMAL``) with the owner's checkpoints
+(default ``checkpoint_every``, and every 64 events: a stress) against none
+(``checkpoint_every=None``), paired per round.
+
+*gc*: the whole read and fold of a 1,000- and a 100,000-event log (SQLite), per event, with
+the cyclic GC on (how many generation-2 collections, and their time) and off.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from benchmarks.failover import scratch_database
+from benchmarks.many_agents import big_log, load
+from inbox_core import create_user_message
+from inbox_core.checkpoint import checkpoint_to_json, take
+from inbox_core.events import DurableEvent
+from inbox_core.limits import dump_json
+from inbox_core.replay import LogFold
+from inbox_core.shell import EchoHost, LoopAgent, MemoryLog, PostgresStore, SqliteLog, SqliteStore
+from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY
+from inbox_core.shell.stores.writers import Part
+
+SIZES = (1_000, 10_000, 100_000, 1_000_000)
+WRITE_CHUNK = 20_000
+
+
+def _log(line: str) -> None:
+    print(f"... {line}", file=sys.stderr, flush=True)
+
+
+# ------------------------------------------------------------------- opening
+
+
+def write_log(store: Any, agent: str, events: Sequence[DurableEvent]) -> None:
+    """``events`` as agent ``agent``'s log, in chunks (each an owner's append)."""
+    log = store.log(agent, checkpoint_every=None)
+    log.acquire()
+    for first in range(0, len(events), WRITE_CHUNK):
+        (error,) = log.write_group([Part(log, events[first : first + WRITE_CHUNK])])
+        assert error is None, error
+    log.close()
+
+
+def plant(store: Any, agent: str, events: Sequence[DurableEvent], at: int | None) -> None:
+    """Agent ``agent``'s checkpoint after its first ``at`` events (None: no checkpoint), as
+    its owner writes one."""
+    log = store.log(agent, checkpoint_every=None)
+    log.acquire()
+    try:
+        if at is None:
+            conn = log.connection
+            conn.execute(
+                "DELETE FROM inbox_core_checkpoints WHERE agent_id = " + _mark(store), (agent,)
+            )
+            return
+        text = dump_json(checkpoint_to_json(take(LogFold().feed(events[:at])), agent))
+        (error,) = log.write_checkpoints([(log, at, text)])
+        assert error is None, error
+    finally:
+        log.close()
+
+
+def _mark(store: Any) -> str:
+    return "%s" if isinstance(store, PostgresStore) else "?"
+
+
+async def _open_once(store: Any, agent: str) -> tuple[float, int]:
+    """Seconds of one ``LoopAgent.open``; generation-2 collections during it."""
+    log = store.log(agent, checkpoint_every=None)
+    gen2 = gc.get_stats()[2]["collections"]
+    start = time.perf_counter()
+    agent_ = await LoopAgent.open(EchoHost(), log=log)
+    elapsed = time.perf_counter() - start
+    gen2 = gc.get_stats()[2]["collections"] - gen2
+    await agent_.detach()
+    log.close()
+    return elapsed, gen2
+
+
+def opening(
+    store: Any, name: str, sizes: Sequence[int], rounds: int, whole_rounds: int
+) -> dict[str, Any]:
+    history = big_log(max(sizes))
+    agents = {size: f"open-{name}-{size}-{uuid.uuid4().hex[:6]}" for size in sizes}
+    for size, agent in agents.items():
+        start = time.perf_counter()
+        write_log(store, agent, history[:size])
+        plant(store, agent, history, size)  # makes the table before any round deletes
+        _log(f"opening {name}: {size} events written in {time.perf_counter() - start:.1f} s")
+    ways: dict[str, Callable[[int], int | None]] = {
+        "end": lambda size: size,
+        "behind": lambda size: max(1, size - (DEFAULT_EVERY - 1)),
+        "none": lambda size: None,
+    }
+    times: dict[tuple[str, int], list[float]] = {}
+    gen2s: dict[tuple[str, int], list[int]] = {}
+    order = [(way, size) for way in ways for size in sizes]
+    for round_ in range(rounds):
+        rotated = order[round_ % len(order) :] + order[: round_ % len(order)]
+        for way, size in rotated:
+            if way == "none" and size == max(sizes) and round_ >= whole_rounds:
+                continue
+            plant(store, agents[size], history, ways[way](size))
+            gc.collect()
+            elapsed, gen2 = asyncio.run(_open_once(store, agents[size]))
+            times.setdefault((way, size), []).append(elapsed)
+            gen2s.setdefault((way, size), []).append(gen2)
+        _log(f"opening {name}: round {round_ + 1}/{rounds} (load {load()})")
+    out: dict[str, Any] = {"load1": load(), "every": DEFAULT_EVERY, "ways": {}}
+    smallest = min(sizes)
+    for way in ways:
+        rows = {}
+        for size in sizes:
+            values = times.get((way, size), [])
+            if not values:
+                continue
+            rows[size] = {
+                "open_ms": statistics.median(values) * 1000,
+                "min_ms": min(values) * 1000,
+                "runs": len(values),
+                "gen2_collections": statistics.median(gen2s[(way, size)]),
+                "x_smallest": statistics.median(values) / statistics.median(times[(way, smallest)]),
+            }
+        out["ways"][way] = rows
+    return out
+
+
+# ------------------------------------------------------------------- keeping
+
+
+async def _burst(log: Any, n: int) -> float:
+    start = time.perf_counter()
+    agent = LoopAgent(EchoHost(), log=log)
+    for i in range(n):
+        agent.followup(create_user_message(f"m{i}"))
+    await agent.when_idle()
+    await agent.detach()
+    return time.perf_counter() - start
+
+
+def keeping(folder: str, rounds: int, n: int) -> dict[str, Any]:
+    variants: dict[str, Callable[[], Any]] = {}
+    for every_name, every in (("none", None), ("default", DEFAULT_EVERY), ("64", 64)):
+        variants[f"memory/{every_name}"] = lambda every=every: MemoryLog(checkpoint_every=every)
+        variants[f"sqlite/{every_name}"] = lambda every=every: SqliteLog(
+            os.path.join(folder, f"keep-{uuid.uuid4().hex[:8]}.db"),
+            synchronous="NORMAL",
+            checkpoint_every=every,
+        )
+    names = list(variants)
+    times: dict[str, list[float]] = {name: [] for name in names}
+    for round_ in range(rounds):
+        for name in names[round_ % len(names) :] + names[: round_ % len(names)]:
+            log = variants[name]()
+            gc.collect()
+            times[name].append(asyncio.run(_burst(log, n)))
+            close = getattr(log, "close", None)
+            if close is not None:
+                close()
+    out: dict[str, Any] = {"load1": load(), "messages": n, "rounds": rounds}
+    for store in ("memory", "sqlite"):
+        base = times[f"{store}/none"]
+        for every in ("default", "64"):
+            name = f"{store}/{every}"
+            ratios = [a / b for a, b in zip(times[name], base, strict=True)]
+            out[name] = {
+                "msgs_per_s": n / statistics.median(times[name]),
+                "msgs_per_s_none": n / statistics.median(base),
+                "x_none": statistics.median(ratios),
+            }
+    return out
+
+
+# ------------------------------------------------------------------------ gc
+
+
+def _gen2_watch(pauses: list[float]) -> Callable[[str, dict[str, Any]], None]:
+    """A ``gc.callbacks`` entry appending each generation-2 collection's seconds to ``pauses``."""
+    started: list[float] = []
+
+    def watch(phase: str, info: dict[str, Any]) -> None:
+        if info.get("generation") != 2:
+            return
+        if phase == "start":
+            started.append(time.perf_counter())
+        elif started:
+            pauses.append(time.perf_counter() - started.pop())
+
+    return watch
+
+
+def gc_cost(folder: str, repeat: int) -> dict[str, Any]:
+    path = os.path.join(folder, "gc.db")
+    history = big_log(100_000)
+    store = SqliteStore(path)
+    for size in (1_000, 100_000):
+        write_log(store, f"gc-{size}", history[:size])
+    out: dict[str, Any] = {"load1": load()}
+    for size in (1_000, 100_000):
+        for enabled in (True, False):
+            per_event, collections, gc_ms = [], [], []
+            for _ in range(repeat):
+                log = SqliteLog(path, agent_id=f"gc-{size}", checkpoint_every=None)
+                pauses: list[float] = []
+                watch = _gen2_watch(pauses)
+                gc.collect()
+                gc.callbacks.append(watch)
+                if not enabled:
+                    gc.disable()
+                start = time.perf_counter()
+                LogFold().feed(log.read())
+                elapsed = time.perf_counter() - start
+                gc.enable()
+                gc.callbacks.remove(watch)
+                log.close()
+                per_event.append(elapsed / size)
+                collections.append(len(pauses))
+                gc_ms.append(sum(pauses) * 1000)
+            out[f"{size}/{'on' if enabled else 'off'}"] = {
+                "us_per_event": statistics.median(per_event) * 1e6,
+                "gen2_collections": statistics.median(collections),
+                "gen2_ms": statistics.median(gc_ms),
+            }
+    for state in ("on", "off"):
+        out[f"x_100k_over_1k/{state}"] = (
+            out[f"100000/{state}"]["us_per_event"] / out[f"1000/{state}"]["us_per_event"]
+        )
+    store.close()
+    return out
+
+
+# ---------------------------------------------------------------------- main
+
+
+def main(argv: list[str] | None = None) -> int:
+    from benchmarks.many_agents import postgres_conninfo  # noqa: PLC0415
+
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.checkpoints", description=__doc__)
+    parser.add_argument("--parts", default="opening,keeping,gc")
+    parser.add_argument("--stores", default="sqlite,postgres")
+    parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--whole-rounds", type=int, default=1)
+    parser.add_argument("--burst", type=int, default=300)
+    parser.add_argument("--pg", default=None)
+    parser.add_argument("--pg-cluster", action="store_true")
+    parser.add_argument("--out", type=Path, default=None)
+    args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
+    stores = [s for s in args.stores.split(",") if s]
+    sizes = [int(s) for s in args.sizes.split(",")]
+    result: dict[str, Any] = {"load1_start": load()}
+    with tempfile.TemporaryDirectory(prefix="inbox-checkpoints-") as folder:
+        if "keeping" in parts:
+            result["keeping"] = keeping(folder, args.rounds * 2 + 1, args.burst)
+            _log(f"keeping: {json.dumps(result['keeping'])}")
+        if "gc" in parts:
+            result["gc"] = gc_cost(folder, args.rounds)
+            _log(f"gc: {json.dumps(result['gc'])}")
+        if "opening" in parts:
+            if "sqlite" in stores:
+                store = SqliteStore(os.path.join(folder, "open.db"))
+                result["opening_sqlite"] = opening(
+                    store, "sqlite", sizes, args.rounds, args.whole_rounds
+                )
+                store.close()
+                _log(f"opening sqlite: {json.dumps(result['opening_sqlite'])}")
+            if "postgres" in stores:
+                conninfo, cleanup = args.pg, None
+                if conninfo is None:
+                    conninfo, cleanup = postgres_conninfo(args.pg_cluster)
+                try:
+                    with scratch_database(conninfo) as scratch:
+                        pg_store = PostgresStore(scratch)
+                        result["opening_postgres"] = opening(
+                            pg_store, "postgres", sizes, args.rounds, args.whole_rounds
+                        )
+                        pg_store.close()
+                finally:
+                    if cleanup is not None:
+                        cleanup()
+                _log(f"opening postgres: {json.dumps(result['opening_postgres'])}")
+    result["load1_end"] = load()
+    text = json.dumps(result, indent=2)
+    print(text)
+    if args.out is not None:
+        args.out.write_text(text + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
