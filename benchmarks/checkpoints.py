@@ -20,6 +20,12 @@ per opening, and the paired ratios to the 1,000-event log's.
 
 *gc*: the whole read and fold of a 1,000- and a 100,000-event log (SQLite), per event, with
 the cyclic GC on (how many generation-2 collections, and their time) and off.
+
+*decode*: where a stored event's decoding goes, per event (CPU time, best of rounds, 20,000
+events of a ``big_log``): the fetch of the rows (SQLite), ``json.loads``,
+``limits.parse_json`` (the depth check around it), ``event_from_json`` of parsed documents
+(the codec: the wire tables' checks and the values' constructors), by event type, and
+``decode_rows`` whole (the store's loop: ``CorruptLog`` naming the seq).
 """
 
 from __future__ import annotations
@@ -218,14 +224,15 @@ def _gen2_watch(pauses: list[float]) -> Callable[[str, dict[str, Any]], None]:
     return watch
 
 
-def gc_cost(folder: str, repeat: int) -> dict[str, Any]:
+def gc_cost(folder: str, repeat: int, sizes: tuple[int, int] = (1_000, 100_000)) -> dict[str, Any]:
     path = os.path.join(folder, "gc.db")
-    history = big_log(100_000)
+    history = big_log(max(sizes))
     store = SqliteStore(path)
-    for size in (1_000, 100_000):
+    for size in sizes:
         write_log(store, f"gc-{size}", history[:size])
-    out: dict[str, Any] = {"load1": load()}
-    for size in (1_000, 100_000):
+    out: dict[str, Any] = {"load1": load(), "sizes": list(sizes)}
+    small, large = sizes
+    for size in sizes:
         for enabled in (True, False):
             per_event, collections, gc_ms = [], [], []
             for _ in range(repeat):
@@ -251,11 +258,76 @@ def gc_cost(folder: str, repeat: int) -> dict[str, Any]:
                 "gen2_ms": statistics.median(gc_ms),
             }
     for state in ("on", "off"):
-        out[f"x_100k_over_1k/{state}"] = (
-            out[f"100000/{state}"]["us_per_event"] / out[f"1000/{state}"]["us_per_event"]
+        out[f"x_large_over_small/{state}"] = (
+            out[f"{large}/{state}"]["us_per_event"] / out[f"{small}/{state}"]["us_per_event"]
         )
     store.close()
     return out
+
+
+# -------------------------------------------------------------------- decode
+
+
+def decode_costs(folder: str, rounds: int, count: int = 20_000) -> dict[str, Any]:
+    import sqlite3  # noqa: PLC0415
+
+    from inbox_core import limits  # noqa: PLC0415
+    from inbox_core.codec import event_from_json  # noqa: PLC0415
+    from inbox_core.shell.stores.rows import decode_rows, encode_event  # noqa: PLC0415
+
+    events = big_log(count)[:count]
+    path = os.path.join(folder, "decode.db")
+    store = SqliteStore(path)
+    write_log(store, "decode", events)
+    store.close()
+    conn = sqlite3.connect(path)
+    query = "SELECT seq, event FROM events WHERE agent_id = 'decode' ORDER BY seq"
+    rows = conn.execute(query).fetchall()
+    texts = [text for _, text in rows]
+    documents = [json.loads(text) for text in texts]
+
+    def best(work: Callable[[], object]) -> float:
+        times = []
+        for _ in range(rounds):
+            gc.collect()
+            start = time.process_time()
+            work()
+            times.append(time.process_time() - start)
+        return min(times) / len(texts) * 1e6
+
+    out: dict[str, Any] = {"load1": load(), "events": len(texts)}
+    out["us_per_event"] = {
+        "fetch": best(lambda: conn.execute(query).fetchall()),
+        "json_loads": best(lambda: [json.loads(t) for t in texts]),
+        "parse_json": best(lambda: [limits.parse_json(t) for t in texts]),
+        "event_from_json": best(lambda: [event_from_json(d) for d in documents]),
+        "decode_rows": best(lambda: decode_rows(rows)),
+        "encode_event": best(lambda: [encode_event(e) for e in events]),
+        "fold": best(lambda: LogFold().feed(events)),
+    }
+    by_type: dict[str, list[Any]] = {}
+    for document in documents:
+        by_type.setdefault(document["type"], []).append(document)
+    out["event_from_json_by_type"] = {
+        kind: {
+            "share_of_events": len(docs) / len(documents),
+            "us": min(
+                _timed(lambda docs=docs: [event_from_json(d) for d in docs]) for _ in range(rounds)
+            )
+            / len(docs)
+            * 1e6,
+        }
+        for kind, docs in by_type.items()
+    }
+    conn.close()
+    return out
+
+
+def _timed(work: Callable[[], object]) -> float:
+    gc.collect()
+    start = time.process_time()
+    work()
+    return time.process_time() - start
 
 
 # ---------------------------------------------------------------------- main
@@ -286,6 +358,9 @@ def main(argv: list[str] | None = None) -> int:
         if "gc" in parts:
             result["gc"] = gc_cost(folder, args.rounds)
             _log(f"gc: {json.dumps(result['gc'])}")
+        if "decode" in parts:
+            result["decode"] = decode_costs(folder, args.rounds)
+            _log(f"decode: {json.dumps(result['decode'])}")
         if "opening" in parts:
             if "sqlite" in stores:
                 store = SqliteStore(os.path.join(folder, "open.db"))
