@@ -1,4 +1,8 @@
-"""Hypothesis profiles for the whole suite (specs/testing.md).
+"""Hypothesis profiles for the whole suite (specs/testing.md), and the slow tests.
+
+``@pytest.mark.slow`` tests run with ``-m slow`` (or any ``-m`` expression naming
+``slow``) or with ``INBOX_CORE_SLOW=1``; otherwise they are skipped, so that the
+default run stays within CI's budget.
 
 ``HYPOTHESIS_PROFILE`` selects the profile, ``ci`` by default:
 
@@ -43,6 +47,16 @@ settings.register_profile(
 )
 PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Skip the ``slow`` tests unless asked for."""
+    if "slow" in (config.getoption("markexpr", "") or "") or os.environ.get("INBOX_CORE_SLOW"):
+        return
+    skip = pytest.mark.skip(reason="slow: run with -m slow or INBOX_CORE_SLOW=1")
+    for item in items:
+        if item.get_closest_marker("slow"):
+            item.add_marker(skip)
 
 
 @pytest.fixture

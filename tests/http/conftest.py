@@ -14,16 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from tests.shell.conftest import pg, pg_server, skip_slow  # noqa: F401 - PostgreSQL fixtures
+from tests.shell.conftest import pg, pg_server  # noqa: F401 - PostgreSQL fixtures
 from tests.shell.posts_support import AnyStore, backend, pg_url, store  # noqa: F401
 
 from .support import prepared
 
 HERE = Path(__file__).resolve().parent
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    skip_slow(config, items, HERE)
 
 
 @pytest.fixture(params=["sqlite", "postgres"])

@@ -1,8 +1,4 @@
-"""tests/shell: ``@pytest.mark.slow`` tests run only when asked for; PostgreSQL fixtures.
-
-Slow tests run with ``-m slow`` (or any ``-m`` expression naming ``slow``) or
-with ``INBOX_CORE_SLOW=1``; otherwise they are skipped, so that the default
-run of the shell tests stays short.
+"""tests/shell: PostgreSQL fixtures (slow tests are skipped by tests/conftest.py).
 
 PostgreSQL (``pg_server``, ``pg``, ``pg_cluster``): ``$INBOX_CORE_TEST_PG``
 if set (``.ci/run`` starts a server and sets it), else a throwaway cluster
@@ -23,20 +19,6 @@ import pytest
 from .posts_support import backend, store  # noqa: F401 - the store fixtures of the post tests
 
 HERE = Path(__file__).resolve().parent
-
-
-def skip_slow(config: pytest.Config, items: list[pytest.Item], under: Path) -> None:
-    """Skip the ``slow`` tests under ``under`` unless asked for (tests/http uses it too)."""
-    if "slow" in (config.getoption("markexpr", "") or "") or os.environ.get("INBOX_CORE_SLOW"):
-        return
-    skip = pytest.mark.skip(reason="slow: run with -m slow or INBOX_CORE_SLOW=1")
-    for item in items:
-        if item.get_closest_marker("slow") and under in Path(str(item.path)).resolve().parents:
-            item.add_marker(skip)
-
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    skip_slow(config, items, HERE)
 
 
 # ------------------------------------------------------------------ PostgreSQL

@@ -484,15 +484,16 @@ def test_r35_store_form_refuses_anything_else(spec: Any) -> None:
 
 def test_r35_specs_shell_md_documents_the_exact_table_and_insert() -> None:
     """specs/shell.md section 12 shows the statements a producer in another language runs:
-    they are the ones the stores execute (inbox_core/shell/stores/posts.py, their one source)."""
+    they are the ones the stores execute (each store's schema.py, their one source)."""
     from pathlib import Path
 
-    from inbox_core.shell.stores import posts
+    from inbox_core.shell.stores.postgres import schema as pg
+    from inbox_core.shell.stores.sqlite import schema as sqlite
 
     text = (Path(__file__).resolve().parents[2] / "specs" / "shell.md").read_text()
-    for statement in (*posts.SQLITE_DDL, *posts.PG_DDL, posts.SQLITE_INSERT):
-        assert statement + ("" if statement is posts.SQLITE_INSERT else ";") in text, statement
-    documented_pg = posts.PG_INSERT.replace("%(agent)s", "$1").replace("%(command)s", "$2")
+    for statement in (*sqlite.SQLITE_DDL, *pg.PG_DDL, sqlite.SQLITE_INSERT):
+        assert statement + ("" if statement is sqlite.SQLITE_INSERT else ";") in text, statement
+    documented_pg = pg.PG_INSERT.replace("%(agent)s", "$1").replace("%(command)s", "$2")
     assert documented_pg.replace("%(key)s", "$3") in text
 
 

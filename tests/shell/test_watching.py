@@ -465,7 +465,7 @@ def test_r36_v4_a_feed_stops_when_its_last_follower_leaves(tmp_path: Path) -> No
         first = store.watch(agent)
         pending = asyncio.ensure_future(anext(first))
         await asyncio.sleep(0.02)
-        feeds = store._watching._feeds[asyncio.get_running_loop()]
+        feeds = store._reads._watching._feeds[asyncio.get_running_loop()]
         assert list(feeds) == [agent]
         pending.cancel()
         with contextlib.suppress(asyncio.CancelledError):
