@@ -578,3 +578,14 @@ async def test_R41_replay_check_checkpoints_finds_a_planted_bad_one(
     assert main(arguments) == 0
     place.close()
     place.store.close()
+
+
+def test_R41_specs_shell_md_documents_the_exact_checkpoints_tables() -> None:
+    """specs/shell.md section 9 shows the tables each store makes: the statements the stores
+    run (each folder's schema.py, their one source)."""
+    from inbox_core.shell.stores.postgres import schema as pg_schema
+    from inbox_core.shell.stores.sqlite import schema as sqlite_schema
+
+    text = (Path(__file__).resolve().parents[2] / "specs" / "shell.md").read_text()
+    for statement in (sqlite_schema.CHECKPOINTS_DDL, pg_schema.CHECKPOINTS_DDL):
+        assert statement + ";" in text, statement

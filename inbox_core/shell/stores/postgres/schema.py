@@ -25,6 +25,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CHECKPOINTS",
+    "CHECKPOINTS_DDL",
     "NOTIFY_CHANNEL",
     "PG_DDL",
     "PG_INSERT",
@@ -76,6 +77,14 @@ key was posted before (then read that post's id by ``agent_id`` and ``key``)."""
 
 DEFAULT_LEASE_SECONDS: Final = 30.0
 
+CHECKPOINTS_DDL: Final = """CREATE TABLE IF NOT EXISTS inbox_core_checkpoints (
+    agent_id   text   NOT NULL,
+    seq        bigint NOT NULL CHECK (seq >= 1),
+    checkpoint text   NOT NULL,
+    PRIMARY KEY (agent_id, seq)
+)"""
+"""R41: the owner's newest checkpoint of each agent, beside its log (never part of it)."""
+
 _CREATE: Final = (
     """
     CREATE TABLE IF NOT EXISTS inbox_core_events (
@@ -97,14 +106,7 @@ _CREATE: Final = (
     "ALTER TABLE inbox_core_owners ADD COLUMN IF NOT EXISTS work boolean",
     "CREATE INDEX IF NOT EXISTS inbox_core_owners_work ON inbox_core_owners (agent_id) "
     "WHERE work IS NOT FALSE",
-    # R41: the owner's newest checkpoint of each agent, beside its log (never part of it)
-    """
-    CREATE TABLE IF NOT EXISTS inbox_core_checkpoints (
-        agent_id   text   NOT NULL,
-        seq        bigint NOT NULL CHECK (seq >= 1),
-        checkpoint text   NOT NULL,
-        PRIMARY KEY (agent_id, seq)
-    )""",
+    CHECKPOINTS_DDL,
 )
 # any constant: serializes concurrent CREATE TABLE IF NOT EXISTS (it can race on pg_type)
 _CREATE_LOCK: Final = 0x1B0C_C0DE
