@@ -1,8 +1,9 @@
 """Issue 32 (R41): opening an agent against its log's length, with and without checkpoints;
 what the owner's checkpoint keeping costs the commit path; the cyclic GC while opening.
 
-``python -m benchmarks.checkpoints [--parts opening,keeping,gc] [--sizes 1000,10000,100000,1000000]
-[--stores sqlite,postgres] [--rounds 5] [--pg CONNINFO | --pg-cluster] [--out F]``
+``python benchmarks/checkpoints.py [--parts opening,keeping,gc,decode]
+[--sizes 1000,10000,100000,1000000] [--stores sqlite,postgres] [--rounds 5]
+[--pg CONNINFO | --pg-cluster] [--out F]``
 
 *opening*: one log per size (prefixes of one ``big_log``), written as an owner writes
 (``write_group``), then opened again and again with ``LoopAgent.open`` (acquire, read, fold,
@@ -10,8 +11,11 @@ what the owner's checkpoint keeping costs the commit path; the cyclic GC while o
 every round in a rotating order: *end* (the checkpoint an owner leaves at detach, at the
 log's end), *behind* (the checkpoint ``checkpoint_every - 1`` events behind the end: the
 worst an owner that died leaves) and *none* (no checkpoint: the whole log folded; at most
-``--whole-rounds`` rounds for the largest size, which takes seconds). Medians of wall time
-per opening, and the paired ratios to the 1,000-event log's.
+``--whole-rounds`` rounds, of one opening, for the largest size, which takes seconds). Every
+opening runs in one event loop, as a worker's do, while another log of the store stays open
+(a worker's other agents keep PostgreSQL's pool); each round takes the median of three
+openings per way and size. Medians over rounds of wall time per opening, and the medians of
+each round's ratio to the smallest log's (paired: the same round, the same load).
 
 *keeping*: the B5 burst (``LoopAgent`` + ``EchoHost``, N followups then ``when_idle``) on a
 ``MemoryLog`` and an ``SqliteLog`` (``synchronous=NORMAL``) with the owner's checkpoints
@@ -34,6 +38,7 @@ import argparse
 import asyncio
 import gc
 import json
+import math
 import os
 import statistics
 import sys
@@ -43,6 +48,9 @@ import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
+
+if __package__ in (None, ""):  # run as ``python benchmarks/checkpoints.py``: the repo's root
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from benchmarks.failover import scratch_database
 from benchmarks.many_agents import big_log, load
@@ -76,86 +84,118 @@ def write_log(store: Any, agent: str, events: Sequence[DurableEvent]) -> None:
     log.close()
 
 
-def plant(store: Any, agent: str, events: Sequence[DurableEvent], at: int | None) -> None:
-    """Agent ``agent``'s checkpoint after its first ``at`` events (None: no checkpoint), as
-    its owner writes one."""
-    log = store.log(agent, checkpoint_every=None)
-    log.acquire()
-    try:
-        if at is None:
-            conn = log.connection
-            conn.execute(
-                "DELETE FROM inbox_core_checkpoints WHERE agent_id = " + _mark(store), (agent,)
-            )
-            return
-        text = dump_json(checkpoint_to_json(take(LogFold().feed(events[:at])), agent))
-        (error,) = log.write_checkpoints([(log, at, text)])
-        assert error is None, error
-    finally:
-        log.close()
+class Planter:
+    """Plants an agent's checkpoint after its first ``at`` events (None: deletes it), as its
+    owner writes one; each checkpoint's text is made once."""
 
+    def __init__(self, store: Any, events: Sequence[DurableEvent]) -> None:
+        self.store = store
+        self.events = events
+        self.texts: dict[tuple[str, int], str] = {}
 
-def _mark(store: Any) -> str:
-    return "%s" if isinstance(store, PostgresStore) else "?"
+    def __call__(self, agent: str, at: int | None) -> None:
+        log = self.store.log(agent, checkpoint_every=None)
+        log.acquire()
+        try:
+            if at is None:
+                mark = "%s" if isinstance(self.store, PostgresStore) else "?"
+                delete = f"DELETE FROM inbox_core_checkpoints WHERE agent_id = {mark}"
+                log.connection.execute(delete, (agent,))
+                return
+            text = self.texts.get((agent, at))
+            if text is None:
+                checkpoint = take(LogFold().feed(self.events[:at]))
+                text = self.texts[agent, at] = dump_json(checkpoint_to_json(checkpoint, agent))
+            (error,) = log.write_checkpoints([(log, at, text)])
+            assert error is None, error
+        finally:
+            log.close()
 
 
 async def _open_once(store: Any, agent: str) -> tuple[float, int]:
-    """Seconds of one ``LoopAgent.open``; generation-2 collections during it."""
-    log = store.log(agent, checkpoint_every=None)
+    """Seconds of one ``LoopAgent.open`` (a worker's: acquire, read, fold, ``Resume``, in its
+    running loop); generation-2 collections during it."""
+    log = await asyncio.to_thread(store.log, agent, checkpoint_every=None)
     gen2 = gc.get_stats()[2]["collections"]
     start = time.perf_counter()
-    agent_ = await LoopAgent.open(EchoHost(), log=log)
+    opened = await LoopAgent.open(EchoHost(), log=log)
     elapsed = time.perf_counter() - start
     gen2 = gc.get_stats()[2]["collections"] - gen2
-    await agent_.detach()
-    log.close()
+    await opened.detach()
+    await asyncio.to_thread(log.close)
     return elapsed, gen2
 
 
+WAYS: dict[str, Callable[[int], int | None]] = {
+    "end": lambda size: size,
+    "behind": lambda size: max(1, size - (DEFAULT_EVERY - 1)),
+    "none": lambda size: None,
+}
+"""Where the checkpoint is: at the log's end (a detach left it), ``checkpoint_every - 1``
+events behind (the most a dead owner leaves), none."""
+
+
 def opening(
-    store: Any, name: str, sizes: Sequence[int], rounds: int, whole_rounds: int
+    store: Any,
+    name: str,
+    sizes: Sequence[int],
+    rounds: int,
+    whole_rounds: int,
+    inner: int = 3,
 ) -> dict[str, Any]:
     history = big_log(max(sizes))
     agents = {size: f"open-{name}-{size}-{uuid.uuid4().hex[:6]}" for size in sizes}
+    plant = Planter(store, history)
     for size, agent in agents.items():
         start = time.perf_counter()
         write_log(store, agent, history[:size])
-        plant(store, agent, history, size)  # makes the table before any round deletes
+        plant(agent, size)  # makes the table before a round deletes a checkpoint
         _log(f"opening {name}: {size} events written in {time.perf_counter() - start:.1f} s")
-    ways: dict[str, Callable[[int], int | None]] = {
-        "end": lambda size: size,
-        "behind": lambda size: max(1, size - (DEFAULT_EVERY - 1)),
-        "none": lambda size: None,
-    }
+    pin = store.log("pin", checkpoint_every=None)  # as a worker's other agents keep the pool
     times: dict[tuple[str, int], list[float]] = {}
+    ratios: dict[tuple[str, int], list[float]] = {}
     gen2s: dict[tuple[str, int], list[int]] = {}
-    order = [(way, size) for way in ways for size in sizes]
-    for round_ in range(rounds):
-        rotated = order[round_ % len(order) :] + order[: round_ % len(order)]
-        for way, size in rotated:
-            if way == "none" and size == max(sizes) and round_ >= whole_rounds:
-                continue
-            plant(store, agents[size], history, ways[way](size))
-            gc.collect()
-            elapsed, gen2 = asyncio.run(_open_once(store, agents[size]))
-            times.setdefault((way, size), []).append(elapsed)
-            gen2s.setdefault((way, size), []).append(gen2)
-        _log(f"opening {name}: round {round_ + 1}/{rounds} (load {load()})")
-    out: dict[str, Any] = {"load1": load(), "every": DEFAULT_EVERY, "ways": {}}
+    order = [(way, size) for way in WAYS for size in sizes]
     smallest = min(sizes)
-    for way in ways:
+
+    async def measure() -> None:
+        for round_ in range(rounds):
+            this: dict[tuple[str, int], float] = {}
+            for way, size in order[round_ % len(order) :] + order[: round_ % len(order)]:
+                repeats = inner
+                if way == "none" and size == max(sizes):
+                    if round_ >= whole_rounds:
+                        continue
+                    repeats = 1
+                plant(agents[size], WAYS[way](size))
+                runs = []
+                for _ in range(repeats):
+                    gc.collect()
+                    elapsed, gen2 = await _open_once(store, agents[size])
+                    runs.append(elapsed)
+                    gen2s.setdefault((way, size), []).append(gen2)
+                this[way, size] = statistics.median(runs)
+                times.setdefault((way, size), []).append(this[way, size])
+            for (way, size), value in this.items():
+                if (way, smallest) in this:
+                    ratios.setdefault((way, size), []).append(value / this[way, smallest])
+            _log(f"opening {name}: round {round_ + 1}/{rounds} (load {load()})")
+
+    asyncio.run(measure())
+    pin.close()
+    out: dict[str, Any] = {"load1": load(), "every": DEFAULT_EVERY, "ways": {}}
+    for way in WAYS:
         rows = {}
         for size in sizes:
             values = times.get((way, size), [])
-            if not values:
-                continue
-            rows[size] = {
-                "open_ms": statistics.median(values) * 1000,
-                "min_ms": min(values) * 1000,
-                "runs": len(values),
-                "gen2_collections": statistics.median(gen2s[(way, size)]),
-                "x_smallest": statistics.median(values) / statistics.median(times[(way, smallest)]),
-            }
+            if values:
+                rows[size] = {
+                    "open_ms": statistics.median(values) * 1000,
+                    "min_ms": min(values) * 1000,
+                    "rounds": len(values),
+                    "gen2_collections": statistics.median(gen2s[(way, size)]),
+                    "x_smallest": statistics.median(ratios.get((way, size), [math.nan])),
+                }
         out["ways"][way] = rows
     return out
 
@@ -336,7 +376,7 @@ def _timed(work: Callable[[], object]) -> float:
 def main(argv: list[str] | None = None) -> int:
     from benchmarks.many_agents import postgres_conninfo  # noqa: PLC0415
 
-    parser = argparse.ArgumentParser(prog="python -m benchmarks.checkpoints", description=__doc__)
+    parser = argparse.ArgumentParser(prog="python benchmarks/checkpoints.py", description=__doc__)
     parser.add_argument("--parts", default="opening,keeping,gc")
     parser.add_argument("--stores", default="sqlite,postgres")
     parser.add_argument("--sizes", default=",".join(map(str, SIZES)))
