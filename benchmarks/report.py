@@ -125,6 +125,23 @@ def rows(result: dict[str, Any]) -> list[tuple[str, str, str]]:
                     if log == "memory" and pattern == "burst":
                         note += "; " + goal("B5", "messages per second, MemoryLog (burst)")
                     out.append((f"B5 {log} {pattern} msg/s", _fmt(fig["messages_per_s"]), note))
+    if "B9" in r:
+        b9 = r["B9"]
+        if "skipped" in b9:
+            out.append(("B9 TypeScript port", "skipped", b9["skipped"]))
+        else:
+            deepest = max(b9["port_us_per_command"], key=int)
+            for depth, us in b9["port_us_per_command"].items():
+                note = (
+                    f"reference {_fmt(b9['reference_us_per_command'][depth])} µs/command; "
+                    f"port/reference {_fmt(b9['port_x_reference'][depth], 3)}"
+                )
+                if depth == deepest:
+                    note += "; " + goal("B9", "TypeScript port µs per command at the deepest D")
+                out.append((f"B9 TypeScript µs/command, D={int(depth):,}", _fmt(us), note))
+            ratio = _fmt(b9["port_ratio_high_low"])
+            flat = goal("B9", "TypeScript port ratio D=10,000 / D=10")
+            out.append(("B9 TypeScript ratio D=max / D=min", ratio, flat))
     return out
 
 

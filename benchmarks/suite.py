@@ -1,4 +1,4 @@
-"""The benchmark suite B1-B6 (issue 6): workloads, timing, ratios and targets.
+"""The benchmark suite B1-B6 (issue 6) and B9 (issue 33): workloads, timing, ratios and targets.
 
 Method
 ------
@@ -611,6 +611,8 @@ TARGETS: tuple[tuple[str, str, str, float], ...] = (
     ("B3", "last 10% / first 10% cost", "<=", 1.3),
     ("B4", "bytes per pending entry beyond the message", "<=", 400.0),
     ("B5", "messages per second, MemoryLog (burst)", ">=", 10_000.0),
+    ("B9", "TypeScript port µs per command at the deepest D", "<=", 2.0),  # issue 33
+    ("B9", "TypeScript port ratio D=10,000 / D=10", "<=", 1.3),
 )
 
 
@@ -632,6 +634,8 @@ def _target_values(results: dict[str, Any]) -> list[Any]:
         get("B3", "last_first"),
         get("B4", "bytes_per_entry"),
         get("B5", "memory", "burst", "messages_per_s"),
+        get("B9", "port_us_at_max_depth"),
+        get("B9", "port_ratio_high_low"),
     ]
 
 
@@ -702,6 +706,11 @@ def run(config: Config, log: Callable[[str], None] = lambda _: None) -> dict[str
     if config.wants("B5"):
         log("B5: the shell")
         results["B5"] = bench_shell(config, floor_unit)
+    if config.wants("B9"):
+        log("B9: the TypeScript port beside the reference")
+        from benchmarks import ts_port  # noqa: PLC0415 - it imports this module's timing
+
+        results["B9"] = ts_port.bench(config)
     return {
         "schema": SCHEMA,
         "config": asdict(config),

@@ -12,13 +12,15 @@ with fields has a row naming them with their camelCase keys and JSON types
 an error at import). The same tables encode, decode and, through
 ``tools/gen_schemas.py``, give the JSON Schemas of ``specs/schema``.
 
-A decoder raises ``DecodeError`` when the document does not have the shape of
-the format: not an object, missing or unknown keys, an unknown ``type`` or
-``kind`` tag, a wrong JSON type in an envelope field (event coordinates,
-entry flags, arrays). The fields of a value (a message's id, content and
-metadata, a source's fields, a command's arguments) are checked by the value's
-own constructor and raise its error (``InvalidInput``, ``InvalidSplice``), so
-a decoded command fails exactly as constructing it would.
+Decoding follows one rule (specs/formats.md section 1, *Shapes and values*): a
+document that does not have the shape of its format, which is what the JSON
+Schemas of ``specs/schema`` check (a JSON type, a missing or unknown key, an
+unknown ``type`` or ``kind`` tag or enum value), raises ``DecodeError``,
+wherever the fault is; a document of the right shape whose values break a
+value's own rule (an empty id, a notice summary past 120 characters, turn 0, an
+injection with contexts, a cancel with the disposed cause) raises that value's
+error (``InvalidInput``, ``InvalidSplice``), exactly as constructing the value
+would.
 """
 
 from __future__ import annotations
@@ -133,7 +135,8 @@ from inbox_core.wire import (
 Json = Any
 
 # --------------------------------------------------------------------- scalars
-# ``check=False``: the value's own constructor validates it (InvalidInput/InvalidSplice).
+# ``check=False``: building leaves the JSON type to the value's own constructor, which
+# refuses a wrong one too; either way the shape check makes it a DecodeError (wire.py).
 
 TARGET: Final = Enum(TARGETS)
 COUNT: Final = Int(minimum=1)
@@ -233,7 +236,7 @@ SPLICED: Final = (
     Field("start", Int(0)),
     Field("removed_count", COUNT, optional=True, default=0, reject_default=True),
     Field("inserted", Array(ENTRY)),
-    Field("outcome", Enum(get_args(Outcome)), optional=True, early=True),
+    Field("outcome", Enum(get_args(Outcome)), optional=True),
 )
 EVENT: Final = Tagged[DurableEvent](
     "event",
@@ -250,7 +253,7 @@ EVENT: Final = Tagged[DurableEvent](
         TurnEnded: (*TURN, Field("reason", REASON)),
     },
     envelope=True,
-    extra=("seq",),  # a log record's position, accepted and ignored
+    extra={"seq": Int()},  # a log record's position: an integer, ignored (load checks it)
     fallback=Open(HostRecord, HOST_TYPE, HOST_RECORD.encode, HostRecord),  # data verbatim (R30)
 )
 

@@ -40,7 +40,7 @@ from inbox_core.codec import (
     notification_to_json,
     projection_to_json,
 )
-from inbox_core.errors import DecodeError, InboxCoreError, ReplayError
+from inbox_core.errors import InboxCoreError, ReplayError
 from inbox_core.events import DurableEvent
 from inbox_core.reducer import reduce
 from inbox_core.replay import replay
@@ -105,15 +105,32 @@ def apply_step(state: AgentState, command: Json) -> StepRun:
     )
 
 
-def decode_seed(seed: Sequence[Json]) -> list[DurableEvent]:
-    """Decode seed events; ``DecodeError`` names the index of the bad one."""
+def load_log(documents: Sequence[Json]) -> tuple[list[DurableEvent], AgentState]:
+    """A log given as JSON, decoded and replayed: its events and the state they fold into.
+
+    The documents are durable events, or log records that carry their ``seq``
+    (formats.md section 5), which must then be their position. ``ReplayError``
+    names the first event that does not decode (a shape or a value error alike),
+    whose seq is not its position, or that ``replay`` refuses: what a port's
+    ``load`` and ``fold`` answer for a log they cannot take (specs/ports.md).
+    """
     events: list[DurableEvent] = []
-    for index, data in enumerate(seed):
+    refused: ReplayError | None = None
+    for index, document in enumerate(documents):
         try:
-            events.append(event_from_json(data))
+            event = event_from_json(document)
         except InboxCoreError as error:
-            raise DecodeError(f"seed event {index}: {error}") from None
-    return events
+            refused = ReplayError(index, f"the event does not decode: {error}")
+            break
+        seq = document.get("seq", index)
+        if seq != index:
+            refused = ReplayError(index, f"a log record with seq {seq} at position {index}")
+            break
+        events.append(event)
+    state = replay(events)  # an earlier event replay refuses comes first
+    if refused is not None:
+        raise refused
+    return events, state
 
 
 # ------------------------------------------------------------------ the format
@@ -234,13 +251,9 @@ def run_vector(doc: Json) -> VectorResult:
         check_vector(doc)
     except VectorFormatError as error:
         return VectorResult(str(name), False, f"not a vector: {error}")
-    try:
-        log = decode_seed(doc.get("seed", []))
-    except DecodeError as error:
-        return VectorResult(name, False, str(error))
     expected_error = doc.get("replayError")
     try:
-        state = replay(log)
+        log, state = load_log(doc.get("seed", []))
     except ReplayError as error:
         if expected_error is not None and expected_error["seq"] == error.seq:
             return VectorResult(name, True)

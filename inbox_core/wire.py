@@ -5,7 +5,8 @@ pieces here; ``tools/gen_schemas.py`` reads the same data to write
 ``specs/schema``. A *wire* is the JSON form of one value:
 
 - scalars: ``Int``, ``Str``, ``Bool``, ``Enum`` (all ``Scalar``), ``Const``,
-  ``Opaque`` (JSON kept verbatim), and the combinators ``Array``, ``Nullable``, ``Map``;
+  ``Opaque`` (JSON kept verbatim), and the combinators ``Array``, ``Nullable``, ``Map``
+  (``inbox_core.wire_types``, re-exported here: the one place tables import from);
 - ``Record``: an object whose keys are fields of one class (entries,
   messages), or of several classes told apart by ``build``;
 - ``Tagged``: a union tagged by ``"kind"`` or ``"type"``, flat
@@ -20,13 +21,21 @@ shapes are field options: ``optional`` (absent when equal to ``default``),
 ``SELF`` (the value itself under a key) and ``Variant(unwrap=True)`` (an
 envelope whose ``data`` is the one field's JSON: ``user/message``).
 
-Decoding checks the shape (objects, keys, tags, arrays) and raises
-``DecodeError``. A scalar wire with ``check=False`` hands its JSON value
-to the class's constructor unchecked, so a value's own validator raises its
-own error (``InvalidInput``, ``InvalidSplice``); with ``check=True`` (the
-envelope fields of events, reasons, causes, entries) a wrong JSON type is a
-``DecodeError``. Fields are decoded in table order, then the value is built.
-An optional field whose default is None reads ``null`` as absent (D12).
+Decoding follows one rule (specs/formats.md section 1, *Shapes and values*): a
+document that does not have the shape of its table (a JSON type, a missing or
+unknown key, an unknown tag or enum value; what the JSON Schemas of
+``specs/schema`` check) is a ``DecodeError``, wherever that is in the document;
+a well-shaped document whose values break a value's own rule raises that
+value's error (``InvalidInput``, ``InvalidSplice``). Two functions per table do
+it. *Building* (``Wire.decoder``) reads the fields in table order and calls the
+constructors, checking the JSON types it must look at (``check=True``) and
+leaving the others to the constructor's validator (``check=False``), which
+refuses a wrong type too. *The shape check* (``Wire.check_shape``) walks the
+whole document, builds nothing and raises ``DecodeError`` only. ``Wire.decode``
+builds, and when building fails with a value's error it runs the shape check
+over the whole document before it lets that error go: a valid document costs
+one pass, and a shape error anywhere beats a value error anywhere. An optional
+key holding ``null`` reads as absent (D12).
 
 Like attrs' own ``__init__``, the per-class encoders and decoders are
 generated source, compiled once at import: encoding ``TurnStarted(3)`` runs
@@ -35,240 +44,54 @@ generated source, compiled once at import: encoding ``TurnStarted(3)`` runs
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Final, Generic, TypeVar, get_args
+from collections.abc import Callable, Mapping
+from typing import Any, Generic, get_args
 
 import attrs
 
-from inbox_core.errors import DecodeError, InvalidInput, shown
-from inbox_core.json_values import thaw_json
-
-T = TypeVar("T")
-Json = Any
-SELF: Final = ""
-"""``Field.attr`` for "the value itself" (a transcript item wraps a message or record)."""
-
-
-def camel(name: str) -> str:
-    """``removed_count`` -> ``removedCount``; also ``pre-step`` -> ``preStep``."""
-    head, *rest = name.replace("-", "_").replace("/", "_").split("_")
-    return head + "".join(part[:1].upper() + part[1:] for part in rest)
-
-
-def closed_object(
-    data: object, what: str, required: frozenset[str], allowed: frozenset[str]
-) -> Mapping[str, Any]:
-    """``data`` as an object holding every ``required`` key and no key outside ``allowed``."""
-    if type(data) is not dict and not isinstance(data, Mapping):
-        raise DecodeError(f"{what}: expected a JSON object, got {type(data).__name__}")
-    keys = data.keys()
-    if not required <= keys:
-        raise DecodeError(f"{what}: missing {', '.join(sorted(required - keys))}")
-    if not keys <= allowed:
-        raise DecodeError(f"{what}: unknown keys {_keys(keys - allowed)}")
-    return data
-
-
-def _keys(keys: Iterable[object]) -> str:
-    """Keys for an error message: each shown escaped (a key may hold a lone surrogate or a
-    NUL: the message must be storable text), the first few of many."""
-    ordered = sorted(keys, key=str)
-    shown_keys = ", ".join(shown(key) for key in ordered[:_KEYS_SHOWN])
-    more = len(ordered) - _KEYS_SHOWN
-    return f"{shown_keys} and {more} more" if more > 0 else shown_keys
-
-
-_KEYS_SHOWN: Final = 8
-
-
-# ---------------------------------------------------------------------- scalars
-
-
-class Wire:
-    """The JSON form of one value: ``encoder`` and ``decoder``, None where the value and
-    its JSON are the same (the generated functions then skip the call)."""
-
-    name: str | None = None
-    """A named wire (records, unions) gets its own definition in the schemas."""
-
-    @property
-    def encoder(self) -> Callable[[Any], Json] | None:
-        return None
-
-    @property
-    def decoder(self) -> Callable[[Any, str], Any] | None:
-        return None
-
-    def encode(self, value: Any) -> Json:
-        encode = self.encoder
-        return value if encode is None else encode(value)
-
-    def decode(self, data: object, what: str = "value") -> Any:
-        decode = self.decoder
-        return data if decode is None else decode(data, what)
-
-
-@attrs.frozen
-class Scalar(Wire):
-    """A JSON scalar. ``check``: decoding checks its JSON type (``DecodeError``); without,
-    the JSON value goes to the constructor as is and its validator judges it."""
-
-    check: bool = attrs.field(default=True, kw_only=True)
-
-    @property
-    def decoder(self) -> Callable[[Any, str], Any] | None:
-        return self.checked if self.check else None
-
-    def checked(self, data: Any, what: str) -> Any:
-        return data
-
-
-@attrs.frozen
-class Int(Scalar):
-    """A JSON integer (never a bool); ``minimum`` is a schema fact, not a decode check."""
-
-    minimum: int | None = None
-
-    def checked(self, data: Any, what: str) -> Any:
-        if type(data) is not int and (isinstance(data, bool) or not isinstance(data, int)):
-            raise DecodeError(f"{what}: expected an integer, got {shown(data)}")
-        return data
-
-
-@attrs.frozen
-class Str(Scalar):
-    """A JSON string; ``prefix`` is checked when decoding, the lengths are schema facts."""
-
-    min_length: int = 0
-    max_length: int | None = None
-    one_line: bool = False
-    prefix: str = ""
-
-    def checked(self, data: Any, what: str) -> Any:
-        if not isinstance(data, str):
-            raise DecodeError(f"{what}: expected a string, got {shown(data)}")
-        if not data.startswith(self.prefix):
-            raise DecodeError(f"{what}: {shown(data)} does not start with {self.prefix!r}")
-        return data
-
-
-@attrs.frozen
-class Bool(Scalar):
-    def checked(self, data: Any, what: str) -> Any:
-        if not isinstance(data, bool):
-            raise DecodeError(f"{what}: expected a boolean, got {shown(data)}")
-        return data
-
-
-@attrs.frozen
-class Enum(Scalar):
-    """One of a closed set of strings."""
-
-    values: tuple[str, ...]
-
-    def checked(self, data: Any, what: str) -> Any:
-        if data not in self.values:
-            raise DecodeError(
-                f"{what}: expected one of {', '.join(self.values)}, got {shown(data)}"
-            )
-        return data
-
-
-@attrs.frozen
-class Const(Scalar):
-    """Always this value (a message's ``role``)."""
-
-    value: str
-
-    def checked(self, data: Any, what: str) -> Any:
-        if data != self.value:
-            raise DecodeError(f"{what}: must be {self.value!r}, got {shown(data)}")
-        return data
-
-
-@attrs.frozen
-class Opaque(Wire):
-    """JSON the core never looks into, kept verbatim: any value, or (``object_only``) an object.
-
-    The value's constructor freezes (and checks) it.
-    """
-
-    object_only: bool = False
-
-    @property
-    def encoder(self) -> Callable[[Any], Json] | None:
-        return thaw_json
-
-
-@attrs.frozen
-class Array(Wire):
-    """A JSON array of ``item``; decodes to a tuple (``check=False``: passed on unchecked)."""
-
-    item: Wire
-    check: bool = True
-    min_items: int | None = None
-
-    @property
-    def encoder(self) -> Callable[[Any], Json] | None:
-        return self._encode
-
-    @property
-    def decoder(self) -> Callable[[Any, str], Any] | None:
-        return self._decode if self.check else None
-
-    def _encode(self, value: Any) -> Json:
-        encode = self.item.encoder
-        return list(value) if encode is None else [encode(element) for element in value]
-
-    def _decode(self, data: Any, what: str) -> Any:
-        if type(data) is not list and not isinstance(data, list | tuple):
-            raise DecodeError(f"{what}: expected an array, got {type(data).__name__}")
-        decode = self.item.decoder
-        if decode is None:
-            return tuple(data)
-        return tuple([decode(element, what) for element in data])
-
-
-@attrs.frozen
-class Nullable(Wire):
-    """``inner`` or ``null`` (None)."""
-
-    inner: Wire
-
-    @property
-    def encoder(self) -> Callable[[Any], Json] | None:
-        encode = self.inner.encoder
-        return None if encode is None else lambda value: None if value is None else encode(value)
-
-    @property
-    def decoder(self) -> Callable[[Any, str], Any] | None:
-        decode = self.inner.decoder
-        if decode is None:
-            return None
-        return lambda data, what: None if data is None else decode(data, what)
-
-
-@attrs.frozen
-class Map(Wire):
-    """A JSON object from strings to ``value`` (goal rounds, fates)."""
-
-    value: Wire
-
-    @property
-    def encoder(self) -> Callable[[Any], Json] | None:
-        encode = self.value.encode
-        return lambda value: {key: encode(item) for key, item in value.items()}
-
-    @property
-    def decoder(self) -> Callable[[Any, str], Any] | None:
-        return self._decode
-
-    def _decode(self, data: Any, what: str) -> Any:
-        if not isinstance(data, Mapping):
-            raise DecodeError(f"{what}: expected a JSON object, got {type(data).__name__}")
-        decode = self.value.decode
-        return {key: decode(item, f"{what} {key}") for key, item in data.items()}
-
+from inbox_core.errors import DecodeError, InboxCoreError, InvalidInput, shown
+from inbox_core.wire_types import (
+    SELF,
+    Array,
+    Bool,
+    Const,
+    Enum,
+    Int,
+    Json,
+    Map,
+    Nullable,
+    Opaque,
+    Scalar,
+    Str,
+    T,
+    Wire,
+    camel,
+    closed_object,
+)
+
+__all__ = [
+    "SELF",
+    "Array",
+    "Bool",
+    "Const",
+    "Enum",
+    "Field",
+    "Int",
+    "Map",
+    "Nest",
+    "Nullable",
+    "Opaque",
+    "Open",
+    "Record",
+    "Scalar",
+    "Slot",
+    "Str",
+    "Tagged",
+    "Variant",
+    "Wire",
+    "camel",
+    "closed_object",
+]
 
 # ----------------------------------------------------------------------- fields
 
@@ -278,10 +101,9 @@ class Field:
     """Attribute ``attr`` of the value as key ``key`` (camelCase of ``attr`` by default).
 
     ``optional``: the key is left out when the value equals ``default``, and an
-    absent key reads as ``default``. ``reject_default``: writing the default
-    explicitly is a ``DecodeError`` (``removedCount`` is absent when 0, D12).
-    ``early``: decoded before the other fields (a splice's outcome is checked
-    before its entries are built).
+    absent key (or ``null``, D12) reads as ``default``. ``reject_default``: writing
+    the default explicitly breaks a value rule, ``InvalidInput`` (``removedCount`` is
+    absent when 0, D12).
     """
 
     attr: str
@@ -290,7 +112,6 @@ class Field:
     optional: bool = False
     default: Any = None
     reject_default: bool = False
-    early: bool = False
 
     @key.default
     def _key(self) -> str:
@@ -308,7 +129,6 @@ class Nest:
 
 Slot = Field | Nest
 Encoder = Callable[[Any], dict[str, Json]]
-_MISSING: Final = object()
 
 
 def _key_sets(slots: tuple[Slot, ...], *fixed: str) -> tuple[frozenset[str], frozenset[str]]:
@@ -379,7 +199,7 @@ def _decoder(
     """The function checking an object's keys (``fixed``: its tag), reading ``slots`` in
     order and returning ``make(**fields)``, or the fields' dict (``make`` None)."""
     required, allowed = _key_sets(slots, *fixed)
-    src = _Source(_closed=closed_object, _MISSING=_MISSING, DecodeError=DecodeError)
+    src = _Source(_closed=closed_object, InvalidInput=InvalidInput)
     src.lines.append(f"obj = _closed(data, {what!r}, {src.bind(required)}, {src.bind(allowed)})")
     names: list[tuple[str, str]] = []  # (attribute, local)
 
@@ -387,7 +207,7 @@ def _decoder(
         decode = field.wire.decoder
         return data if decode is None else f"{src.bind(decode)}({data}, {where!r})"
 
-    for slot in sorted(slots, key=lambda slot: not getattr(slot, "early", False)):
+    for slot in slots:
         where = f"{what} {slot.key}"
         local = f"v{len(names)}"
         if isinstance(slot, Nest):
@@ -400,12 +220,11 @@ def _decoder(
             src.lines.append(f"{local} = {read(slot, f'obj[{slot.key!r}]', where)}")
             continue
         default = src.bind(slot.default)
-        absent = f"{local} is _MISSING" + (f" or {local} is None" if slot.default is None else "")
-        src.lines += [f"{local} = obj.get({slot.key!r}, _MISSING)", f"if {absent}:"]
+        src.lines += [f"{local} = obj.get({slot.key!r})", f"if {local} is None:"]
         src.lines.append(f"    {local} = {default}")
         if slot.reject_default:
             message = f"{what}: {slot.key} is absent when {slot.default!r}"
-            src.lines += [f"elif {local} == {default}:", f"    raise DecodeError({message!r})"]
+            src.lines += [f"elif {local} == {default}:", f"    raise InvalidInput({message!r})"]
         src.lines += ["else:", f"    {local} = {read(slot, local, where)}"]
     if make is not None and [attr for attr, _ in names] == [SELF]:
         src.lines.append(f"return {names[0][1]}")
@@ -415,6 +234,27 @@ def _decoder(
         src.lines.append(f"return {call}")
     decoder: Callable[[Any], Any] = src.compile("decode(data)")
     return decoder
+
+
+class _ShapeOf:
+    """The shape check of an object of ``slots`` (``fixed``: its tag key): its keys, then
+    each field's own shape. ``null`` in an optional key is absent (D12)."""
+
+    def __init__(self, slots: tuple[Slot, ...], what: str, fixed: tuple[str, ...] = ()) -> None:
+        self.slots, self.what = slots, what
+        self.required, self.allowed = _key_sets(slots, *fixed)
+        self.nests = {
+            s.key: _ShapeOf(s.fields, f"{what} {s.key}") for s in slots if isinstance(s, Nest)
+        }
+
+    def __call__(self, data: object) -> None:
+        obj = closed_object(data, self.what, self.required, self.allowed)
+        for slot in self.slots:
+            value = obj.get(slot.key)
+            if isinstance(slot, Nest):
+                self.nests[slot.key](value)
+            elif value is not None or not slot.optional:
+                slot.wire.check_shape(value, f"{self.what} {slot.key}")
 
 
 # ---------------------------------------------------------------------- records
@@ -442,7 +282,8 @@ class Record(Wire, Generic[T]):
         self.classes = classes or (cls,)
         self._encode = _encoder(fields)
         make = cls if build is None else (lambda **fields: build(fields))
-        self._decode: Callable[[Any], T] = _decoder(fields, name, make)
+        self._build: Callable[[Any], T] = _decoder(fields, name, make)
+        self._shape = _ShapeOf(fields, name)
 
     @property
     def encoder(self) -> Callable[[Any], Json] | None:
@@ -450,13 +291,25 @@ class Record(Wire, Generic[T]):
 
     @property
     def decoder(self) -> Callable[[Any, str], Any] | None:
-        return self.decode
+        return self.build
 
     def encode(self, value: Any) -> dict[str, Json]:
         return self._encode(value)
 
     def decode(self, data: object, what: str = "") -> T:
-        return self._decode(data)
+        try:  # Wire.decode, without its indirections: a record is decoded often
+            return self._build(data)
+        except DecodeError:
+            raise
+        except InboxCoreError:
+            self._shape(data)
+            raise
+
+    def build(self, data: object, what: str = "") -> T:
+        return self._build(data)
+
+    def check_shape(self, data: object, what: str = "") -> None:
+        self._shape(data)
 
 
 # ----------------------------------------------------------------------- unions
@@ -499,8 +352,9 @@ class Tagged(Wire, Generic[T]):
 
     Its members are the alias's, in order: a member without fields needs no row;
     one with fields has its row in ``rows``, its fields or a whole ``Variant``.
-    ``envelope``: ``{"type", "data"}`` (``extra``: keys tolerated next to them).
-    ``fallback``: the member that takes the tags outside the table.
+    ``envelope``: ``{"type", "data"}`` (``extra``: keys tolerated next to them, with
+    their shape; the value ignores them). ``fallback``: the member that takes the tags
+    outside the table.
     """
 
     def __init__(
@@ -512,7 +366,7 @@ class Tagged(Wire, Generic[T]):
         rows: Mapping[type, tuple[Slot, ...] | Variant] | None = None,
         *,
         envelope: bool = False,
-        extra: tuple[str, ...] = (),
+        extra: Mapping[str, Scalar] | None = None,
         fallback: Open | None = None,
     ) -> None:
         self.name, self.what, self.key = name, what, key
@@ -536,9 +390,14 @@ class Tagged(Wire, Generic[T]):
         if len(set(self.tags)) != len(self.tags):
             raise TypeError(f"codec table {name}: duplicate tags {self.tags}")
         self.classes = tuple(v.cls for v in self.variants)
-        self._envelope_keys = (frozenset({"type", "data"}), frozenset({"type", "data", *extra}))
+        self.extra = dict(extra or {})
+        self._envelope_keys = (
+            frozenset({"type", "data"}),
+            frozenset({"type", "data", *self.extra}),
+        )
         self._encoders = {v.cls: self._encoder(v) for v in self.variants}
         self._decoders = {v.tag: self._decoder(v) for v in self.variants}
+        self._shapes = {v.tag: self._shape(v) for v in self.variants}
 
     def _encoder(self, variant: Variant) -> Encoder:
         if not self.envelope:
@@ -556,11 +415,22 @@ class Tagged(Wire, Generic[T]):
         if variant.unwrap:
             (field,) = variant.fields
             assert isinstance(field, Field)
-            attr, decode, what = field.attr, field.wire.decode, variant.tag
+            attr, decode, what = field.attr, field.wire.decoder, variant.tag
+            assert decode is not None
             return lambda data: cls(**{attr: decode(data, what)})
         if self.envelope:
             return _decoder(variant.fields, variant.tag, cls)
         return _decoder(variant.fields, f"{variant.tag} {self.what}", cls, (self.key,))
+
+    def _shape(self, variant: Variant) -> Callable[[Any], None]:
+        if variant.unwrap:
+            (field,) = variant.fields
+            assert isinstance(field, Field)
+            check, what = field.wire.check_shape, variant.tag
+            return lambda data: check(data, what)
+        if self.envelope:
+            return _ShapeOf(variant.fields, variant.tag)
+        return _ShapeOf(variant.fields, f"{variant.tag} {self.what}", (self.key,))
 
     def encode(self, value: Any) -> dict[str, Json]:
         encoder = self._encoders.get(type(value))
@@ -571,20 +441,43 @@ class Tagged(Wire, Generic[T]):
         raise InvalidInput(f"not a {self.what}: {shown(value)}")
 
     def decode(self, data: object, what: str = "") -> T:
-        what = what or self.what
+        try:  # Wire.decode, without its indirections: events are decoded often
+            return self.build(data, what)
+        except DecodeError:
+            raise
+        except InboxCoreError:
+            self.check_shape(data, what)
+            raise
+
+    def _tag(self, data: object, what: str) -> tuple[str, Any]:
+        """The tag of a document and the body its variant reads (``DecodeError`` if the
+        envelope or the tag is malformed)."""
         if self.envelope:
             required, allowed = self._envelope_keys
             obj = closed_object(data, what, required, allowed)
             tag = obj["type"]
             if not isinstance(tag, str):
                 raise DecodeError(f"{what}: type must be a string, got {shown(tag)}")
-            body = obj["data"]
+            if len(obj) > 2:
+                for key in obj.keys() - required:
+                    self.extra[key].checked(obj[key], f"{what} {key}")
+            return tag, obj["data"]
+        if (type(data) is not dict and not isinstance(data, Mapping)) or not isinstance(
+            data.get(self.key), str
+        ):
+            raise DecodeError(f"{what}: expected an object with a string {self.key!r}")
+        return data[self.key], data
+
+    def build(self, data: object, what: str = "") -> T:
+        if type(data) is dict and (  # the common case in a few checks, else all of them
+            len(data) == 2 and "data" in data if self.envelope else True
+        ):
+            tag = data.get(self.key)
+            body = data["data"] if self.envelope else data
         else:
-            if (type(data) is not dict and not isinstance(data, Mapping)) or not isinstance(
-                data.get(self.key), str
-            ):
-                raise DecodeError(f"{what}: expected an object with a string {self.key!r}")
-            tag, body = data[self.key], data
+            tag = None
+        if type(tag) is not str:
+            tag, body = self._tag(data, what or self.what)
         decoder = self._decoders.get(tag)
         if decoder is not None:
             value: T = decoder(body)
@@ -592,7 +485,16 @@ class Tagged(Wire, Generic[T]):
         if self.fallback is not None and tag.startswith(self.fallback.tag.prefix):
             fallback: T = self.fallback.decode(tag, body)
             return fallback
-        raise DecodeError(f"{what}: unknown {self.key} {shown(tag)}")
+        raise DecodeError(f"{what or self.what}: unknown {self.key} {shown(tag)}")
+
+    def check_shape(self, data: object, what: str = "") -> None:
+        what = what or self.what
+        tag, body = self._tag(data, what)
+        shape = self._shapes.get(tag)
+        if shape is not None:
+            shape(body)
+        elif self.fallback is None or not tag.startswith(self.fallback.tag.prefix):
+            raise DecodeError(f"{what}: unknown {self.key} {shown(tag)}")
 
     @property
     def encoder(self) -> Callable[[Any], Json] | None:
@@ -600,4 +502,4 @@ class Tagged(Wire, Generic[T]):
 
     @property
     def decoder(self) -> Callable[[Any, str], Any] | None:
-        return self.decode
+        return self.build

@@ -97,3 +97,18 @@ def test_cycle_finder_finds_a_cycle() -> None:
 def test_no_import_cycle_in_the_package() -> None:
     """No module of inbox_core imports, even for a type, a module that imports it back."""
     assert cycles(import_graph()) == []
+
+
+MOST_LINES = 720
+"""About 700 lines: past that a module is several modules (the reducer, 715 with its theory
+of operation at the top, is the longest)."""
+
+
+def test_no_module_past_about_700_lines() -> None:
+    """Issue 29: a module past ~700 lines is several modules."""
+    long = {
+        str(path.relative_to(PACKAGE.parent)): count
+        for path in PACKAGE.rglob("*.py")
+        if (count := len(path.read_text(encoding="utf-8").splitlines())) > MOST_LINES
+    }
+    assert long == {}

@@ -28,6 +28,7 @@ PURE_CORE = [
     "checkpoint",
     "history",
     "wire",
+    "wire_types",
     "codec",
     "protocol",
     "limits",

@@ -10,22 +10,25 @@ The tables of ``inbox_core.codec`` (one per union, built with
 ``inbox_core.wire``) encode and decode every document; this tool renders the
 same tables as JSON Schema, so the schemas cannot disagree with the codec:
 each union becomes an object discriminated by its tag with ``if``/``then``,
-each variant a closed object of its fields, each wire a JSON type. What a
+each variant a closed object of its fields, each wire a JSON type.
+
+A schema states the *shape* of a document and nothing else (specs/formats.md
+section 1, *Shapes and values*): JSON types, required and unknown keys, tags
+and enums, ``null`` in an optional key. That is exactly what the decoder
+refuses with ``DecodeError``; the value rules (lengths, bounds, one-line
+summaries, the rules tying fields together) are the constructors' business
+and raise their own errors, so they appear only as ``$comment`` and
+descriptions. ``tests/ports/test_schemas.py`` runs ``--check`` and checks that
+a document validates exactly when it decodes without a ``DecodeError``. What a
 table does not say is declared here, and only that: where each definition
-lives, the few rules that tie fields together (plugin forms, the splice's
-D22 rules), descriptions, and the vector file's own format (its keys come
-from ``inbox_core.vectors``). Two refinements are read from the attrs types:
-a field that takes part of a union (``Cancel.cause``: no ``disposed``) and
-the send inputs (their ``Literal`` target and wakeup, an injection's empty
-contexts). ``tests/ports/test_schemas.py`` runs ``--check`` and validates
-real documents against the result.
+lives, descriptions, and the vector file's own format (its keys come from
+``inbox_core.vectors``).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import typing
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Final
@@ -99,24 +102,6 @@ HOME: dict[Wire, str] = {
 ROOTS = {"message": codec.MESSAGE, "entry": codec.ENTRY, "command": codec.COMMAND}
 """Files whose root schema is one table (the envelope files wrap theirs: see below)."""
 
-RULES: dict[str, dict[str, Json]] = {
-    "pluginSource": {
-        "allOf": [
-            {
-                "if": {"properties": {"form": {"const": form}}, "required": ["form"]},
-                "then": {"required": [key]},
-                "else": {"not": {"required": [key]}},
-            }
-            for form, key in (("snapshot", "sections"), ("notice", "summary"))
-        ]
-    },
-    "agentInboxSplicedEvent": {  # on its data: an outcome needs a removal, a splice changes
-        "dependentRequired": {"outcome": ["removedCount"]},  # something (D22)
-        "anyOf": [{"required": ["removedCount"]}, {"properties": {"inserted": {"minItems": 1}}}],
-    },
-}
-"""Rules tying fields of one definition together (the codec leaves them to constructors)."""
-
 DESCRIPTIONS = {
     "message": "One identified user-role message (R1) with its tagged source (R2). Content "
     "blocks are opaque JSON objects. 'metadata' is absent when there is none; a reader also "
@@ -125,18 +110,19 @@ DESCRIPTIONS = {
     "source": "Who produced the message, tagged by 'kind' (R2); a kind that is not built in is "
     "a host-defined extension whose fields are kept verbatim.",
     "userSource": "A human typed it: the only source for which is_human_prompt holds.",
-    "pluginSource": "A plugin produced it. 'sections' comes exactly with form snapshot, "
-    "'summary' (one line, at most 120 characters) exactly with form notice.",
+    "pluginSource": "A plugin produced it. Value rules (InvalidInput): 'sections' comes "
+    "exactly with form snapshot, 'summary' (one line, at most 120 characters) exactly with "
+    "form notice.",
     "goalSource": "A goal driver's message: a continuation for round >= 1 (counted by "
-    "goal_rounds, R28), goal context for round 0 (v2, R2).",
+    "goal_rounds, R28), goal context for round 0 (v2, R2); a negative round is InvalidInput.",
     "entry": "One pending unit (R3): the primary message, the contexts admitted just before it "
     "(possibly none), and whether it wakes the model. Limits: the sizes of its messages sum to "
     f"at most {limits.MAX_VALUE_SIZE} (maxValueSize).",
     "event": "One event of the durable log, {type, data}: an inbox or turn event, or a host "
     "record 'host/<name>' with any JSON data (R30). A stored log record adds 'seq' (see "
-    "log-record.schema.json). Context-free log rules are checked here too: removedCount is "
-    "absent when 0 (D12), an outcome needs a removal, a splice changes something (D22); the "
-    "rest is replay's business (R10).",
+    "log-record.schema.json). The shape only: removedCount is absent when 0 (D12) is a value "
+    "rule, and the rest (an outcome needs a removal, a splice changes something, D22; turn "
+    "numbering) is replay's business (R10).",
     "userMessageEvent": "A message entered the model; data is the message itself.",
     "turnAbortEvent": "The first abort of a live turn, recorded by the command that marked it "
     "(R23): at most one per turn.",
@@ -150,18 +136,19 @@ DESCRIPTIONS = {
     "agentErrorNotification": "A host hook failed (R33); step is null for a pre-step failure "
     "(D30).",
     "command": "The JSON form of one reducer command, {type, ...fields}: the caller commands, "
-    "maintenance, and the host's reports (which take optional host records). A document valid "
-    "here decodes into a command value; an invalid one is rejected by the decoder "
-    "(InvalidInput, InvalidSplice, or a shape error).",
+    "maintenance, and the host's reports (which take optional host records). A document this "
+    "schema refuses is a DecodeError, wherever the fault; one it accepts decodes, or raises the "
+    "error of the value whose rule it breaks (InvalidInput, InvalidSplice).",
     "sendCommand": "Deliver one fully resolved input (R11): every field of the input "
     "mandatory; 'expect' (R34) is optional.",
     "expectation": "A guarded command's expectation (R34), checked before anything changes: "
     "idle holds while the status is idle (else AgentBusy); turn n holds while turn n is live, "
     "opened, not ended, not aborted (else TurnMismatch). Absent (or null) when there is none.",
     "spliceCommand": "List-splice coordinates, normalized by the core (R5): any integers.",
-    "cancelCommand": "The disposed cause is reserved to dispose (D17).",
-    "nextTurnInput": "followup (wakeup true) or queue (wakeup false).",
-    "injectInput": "An injection carries no contexts.",
+    "cancelCommand": "The disposed cause is reserved to dispose (D17): a value rule, InvalidInput.",
+    "input": "A fully resolved input (R11, R12): followup (next-turn, wakeup true), queue "
+    "(next-turn, false), steer (next-step, true), inject (next-step, false). An injection with "
+    "contexts is InvalidInput (a value rule).",
     "projection": "The state as seen from outside after the last command; goalRounds, fates "
     "and transcript fold the seed and every durable event emitted (R28, R32, R30).",
     "fate": "fates(log) (R32): the one current fate of an accepted MessageId.",
@@ -171,7 +158,8 @@ DESCRIPTIONS = {
     "specs/formats.md 'Checkpoints'): a cache beside the log, never part of it. A reader uses "
     "it only if it decodes under this version, names the agent whose log it reads, 'seq' is at "
     "most the log's length and 'digest' is the SHA-256 of the compact JSON text of the event at "
-    "seq - 1; otherwise it folds the whole log. Ids pending in nextTurn and nextStep are unique.",
+    "seq - 1; otherwise it folds the whole log. Ids pending in nextTurn and nextStep are unique. "
+    "A checkpoint is no input: one that breaks a value rule is a DecodeError too, ignored alike.",
     "openTurn": "Where the turn the log leaves open (number lastTurn) stands: the last step "
     "started (0 before the first), whether it is open, whether a user/message may follow "
     "(admitting), the claim no decision answered yet, and its turn/abort's cause.",
@@ -185,7 +173,7 @@ class SchemaError(Exception):
 
 
 def _check_facts() -> None:
-    """The schema facts the codec's tables state but the constructors enforce."""
+    """The value rules the codec's tables state (as comments) but the constructors enforce."""
     goal = next(v for v in codec.SOURCE.variants if v.cls is GoalSource)
     minimum = next(f.wire.minimum for f in goal.fields if isinstance(f, Field) and f.key == "round")
     for value, valid in ((minimum, True), ((minimum or 0) - 1, False)):
@@ -204,6 +192,24 @@ def _check_facts() -> None:
         raise SchemaError(f"HostRecord accepts type {bad!r}")
 
 
+def value_rule(wire: Int | Str | Array) -> str | None:
+    """The value rules of a wire, for its ``$comment`` (None: it has none to state)."""
+    if isinstance(wire, Int):
+        low = -limits.MAX_SAFE_INTEGER if wire.minimum is None else wire.minimum
+        facts = [f"{low} to {limits.MAX_SAFE_INTEGER}"]
+    elif isinstance(wire, Str):
+        high = wire.max_length or limits.MAX_JSON_SIZE
+        facts = [
+            f"{wire.min_length} to {high} characters"
+            if wire.min_length
+            else f"at most {high} characters"
+        ]
+        facts += ["one line"] if wire.one_line else []
+    else:
+        facts = [f"at least {wire.min_items} items"] if wire.min_items else []
+    return "value rule (not shape): " + ", ".join(facts) if facts else None
+
+
 # --------------------------------------------------------------------- helpers
 
 
@@ -216,6 +222,15 @@ def closed(
     out["required"] = [key for key in properties if key not in skip]
     out["additionalProperties"] = False
     return out | extra
+
+
+def nullable(schema: Json) -> Json:
+    """``schema`` or ``null``."""
+    if {"type": "null"} in schema.get("oneOf", ()) or "null" in schema.get("type", ()):
+        return schema
+    if isinstance(schema.get("type"), str):
+        return schema | {"type": [schema["type"], "null"]}
+    return {"oneOf": [{"type": "null"}, schema]}
 
 
 def enum(values: Iterable[Json]) -> dict[str, Json]:
@@ -260,20 +275,19 @@ class SchemaFile:
         return f"#/$defs/{name}"
 
     def schema(self, wire: Wire) -> Json:
-        """The schema of one wire (a reference for records and unions)."""
+        """The schema of one wire's shape (a reference for records and unions); its value
+        rules go into a ``$comment``."""
         if isinstance(wire, Record | Tagged):
             return self.ref(wire)
-        if isinstance(wire, Int):  # every integer field is exact in every JSON reader
-            low = -limits.MAX_SAFE_INTEGER if wire.minimum is None else wire.minimum
-            return {"type": "integer", "minimum": low, "maximum": limits.MAX_SAFE_INTEGER}
-        if isinstance(wire, Str):
-            facts = {
-                "minLength": wire.min_length or None,
-                "maxLength": wire.max_length or limits.MAX_JSON_SIZE,
-                "not": {"pattern": "[\\r\\n]"} if wire.one_line else None,
-                "pattern": f"^{wire.prefix}" if wire.prefix else None,
-            }
-            return {"type": "string"} | {k: v for k, v in facts.items() if v is not None}
+        if isinstance(wire, Int | Str | Array):
+            rule = value_rule(wire)
+            comment = {} if rule is None else {"$comment": rule}
+            if isinstance(wire, Int):
+                return {"type": "integer", **comment}
+            if isinstance(wire, Str):
+                prefix = {"pattern": f"^{wire.prefix}"} if wire.prefix else {}
+                return {"type": "string", **prefix, **comment}
+            return {"type": "array", "items": self.schema(wire.item), **comment}
         if isinstance(wire, Bool):
             return {"type": "boolean"}
         if isinstance(wire, Enum):
@@ -283,64 +297,30 @@ class SchemaFile:
         if isinstance(wire, Opaque):  # JSON Schema cannot say depth or size: a comment does
             facts = {"$comment": OPAQUE_LIMITS} | ({"type": "object"} if wire.object_only else {})
             return facts
-        if isinstance(wire, Array):
-            items = {"type": "array", "items": self.schema(wire.item)}
-            return items | ({} if wire.min_items is None else {"minItems": wire.min_items})
         if isinstance(wire, Nullable):
-            inner = self.schema(wire.inner)
-            if isinstance(inner, dict) and isinstance(inner.get("type"), str):
-                return inner | {"type": [inner["type"], "null"]}
-            return {"oneOf": [{"type": "null"}, inner]}
+            return nullable(self.schema(wire.inner))
         if isinstance(wire, Map):
             return {"type": "object", "additionalProperties": self.schema(wire.value)}
         raise SchemaError(f"no schema for {wire!r}")
 
-    def field(self, owner: type, slot: Slot) -> Json:
-        """A field's schema; a union field typed with part of the union takes only that part."""
+    def field(self, slot: Slot) -> Json:
+        """A field's schema; an optional key also takes ``null`` (read as absent, D12)."""
         if isinstance(slot, Nest):
-            return closed({f.key: self.schema(f.wire) for f in slot.fields})
+            return closed({f.key: self.field(f) for f in slot.fields})
         schema = self.schema(slot.wire)
-        if isinstance(slot.wire, Tagged) and slot.attr:
-            allowed = set(typing.get_args(typing.get_type_hints(owner)[slot.attr]))
-            if allowed and allowed < set(slot.wire.classes):
-                tags = [v.tag for v in slot.wire.variants if v.cls in allowed]
-                return {"allOf": [schema, {"properties": {slot.wire.key: enum(tags)}}]}
-        return schema
+        return nullable(schema) if slot.optional else schema
 
-    def fields(self, owner: type, slots: Iterable[Slot]) -> tuple[dict[str, Json], list[str]]:
+    def fields(self, slots: Iterable[Slot]) -> tuple[dict[str, Json], list[str]]:
         slots = list(slots)
-        properties = {slot.key: self.field(owner, slot) for slot in slots}
+        properties = {slot.key: self.field(slot) for slot in slots}
         return properties, [slot.key for slot in slots if slot.optional]
 
     def definition(self, wire: Wire) -> Json:
         if isinstance(wire, Tagged):
             return self.union(wire)
         assert isinstance(wire, Record)
-        if len(wire.classes) > 1:
-            return self.choice(wire)
-        properties, optional = self.fields(wire.cls, wire.fields)
-        return closed(properties, optional, **RULES.get(str(wire.name), {}))
-
-    def choice(self, record: Record[Any]) -> Json:
-        """A record built as one of several classes, told apart by their ``Literal`` fields
-        (an empty-tuple field is an empty array: an injection's contexts)."""
-        properties, optional = self.fields(record.classes[0], record.fields)
-        branches = []
-        for cls in record.classes:
-            hints = typing.get_type_hints(cls)
-            own, consts = dict(properties), {}
-            for slot in record.fields:
-                assert isinstance(slot, Field)
-                hint = hints[slot.attr]
-                if typing.get_origin(hint) is typing.Literal:
-                    own[slot.key] = consts[slot.key] = {"const": typing.get_args(hint)[0]}
-                elif hint == tuple[()]:
-                    own[slot.key] = {"type": "array", "maxItems": 0}
-            target = self.define(cls.__name__[:1].lower() + cls.__name__[1:], closed(own, optional))
-            condition = {"properties": consts, "required": list(consts)}
-            branches.append({"if": condition, "then": {"$ref": target}})
-        required = [key for key in properties if key not in optional]
-        return {"type": "object", "properties": properties, "required": required, "allOf": branches}
+        properties, optional = self.fields(wire.fields)
+        return closed(properties, optional)
 
     def union(self, union: Tagged[Any]) -> Json:
         """``{key: tag}`` discriminated with ``if``/``then``; a fallback's tags by their shape."""
@@ -350,12 +330,12 @@ class SchemaFile:
             name = camel(variant.tag) + suffix[:1].upper() + suffix[1:]
             if variant.unwrap:
                 (slot,) = variant.fields
-                body = self.field(variant.cls, slot)
+                body = self.field(slot)
             else:
-                properties, optional = self.fields(variant.cls, variant.fields)
+                properties, optional = self.fields(variant.fields)
                 if not union.envelope:
                     properties = {key: {"const": variant.tag}, **properties}
-                body = closed(properties, optional, **RULES.get(name, {}))
+                body = closed(properties, optional)
             if union.envelope:
                 body = {"properties": {"type": {"const": variant.tag}, "data": body}}
                 body["required"] = ["type", "data"]
@@ -408,8 +388,8 @@ def envelope_file(
 def vector_file() -> dict[str, Json]:
     """The vector file format (``inbox_core.vectors``) around the codec's projection."""
     file = SchemaFile("vector")
-    projection, _ = file.fields(codec.ProjectionView, codec.PROJECTION.fields)
-    folds, _ = file.fields(codec.Folds, codec.FOLDS.fields)
+    projection, _ = file.fields(codec.PROJECTION.fields)
+    folds, _ = file.fields(codec.FOLDS.fields)
     if [*projection, *folds] != list(FINAL_KEYS):
         raise SchemaError(f"final keys changed: {FINAL_KEYS}")
     file.define(
@@ -445,9 +425,6 @@ def vector_file() -> dict[str, Json]:
     }
     if list(step) != list(STEP_KEYS) or sorted(properties) != sorted(VECTOR_KEYS):
         raise SchemaError(f"vector keys changed: {VECTOR_KEYS}, {STEP_KEYS}")
-    decode_errors = [
-        n for n in ("InvalidInput", "InvalidSplice", "DecodeError") if n in error_names
-    ]
     file.define(
         "errorName",
         {
@@ -467,8 +444,9 @@ def vector_file() -> dict[str, Json]:
                 {"required": ["durable", "notifications"], "not": {"required": ["error"]}},
                 {"required": ["error"], "not": only_error},
             ],
-            # a step the decoder rejects holds any command; every other step a valid one
-            "if": {"required": ["error"], "properties": {"error": {"enum": decode_errors}}},
+            # a step rejected with DecodeError holds a command of the wrong shape (or "1.0"
+            # for an integer, which JSON Schema counts as one); every other step a valid one
+            "if": {"required": ["error"], "properties": {"error": {"const": "DecodeError"}}},
             "else": {"properties": {"command": {"$ref": "command.schema.json"}}},
         },
     )
@@ -500,16 +478,16 @@ def vector_file() -> dict[str, Json]:
 
 def checkpoint_file() -> dict[str, Json]:
     """The checkpoint document (``inbox_core.checkpoint``): its version and agent around the
-    fields of ``CHECKPOINT``."""
+    fields of ``CHECKPOINT``; shapes only, like every schema (value rules as comments)."""
     file = SchemaFile("checkpoint")
-    properties, optional = file.fields(checkpoint.Checkpoint, checkpoint.CHECKPOINT.fields)
+    properties, optional = file.fields(checkpoint.CHECKPOINT.fields)
     envelope = {
         "version": {"const": checkpoint.CHECKPOINT_VERSION},
-        "agent": {"type": "string", "minLength": 1, "maxLength": limits.MAX_AGENT_ID_LENGTH},
+        "agent": file.schema(Str(min_length=1, max_length=limits.MAX_AGENT_ID_LENGTH)),
     }
     if list(envelope) != list(checkpoint.ENVELOPE):
         raise SchemaError(f"checkpoint envelope changed: {checkpoint.ENVELOPE}")
-    digest = properties["digest"] | {"pattern": "^[0-9a-f]{64}$"}
+    digest = properties["digest"] | {"$comment": "value rule (not shape): 64 lowercase hex digits"}
     body = closed({**envelope, **properties, "digest": digest}, optional)
     return file.document("Checkpoint", {"description": DESCRIPTIONS["checkpoint"], **body})
 
@@ -526,7 +504,7 @@ SCHEMAS = {
         "A stored durable event: {seq, type, data}. 'seq' counts from 0 and is contiguous "
         "along the log (a JSON Lines log holds one record per line).",
         codec.EVENT,
-        {"seq": {"type": "integer", "minimum": 0}},
+        {"seq": {"type": "integer", "$comment": "value rule (not shape): its position in the log"}},
     ),
     "notification": lambda: envelope_file(
         "notification", "Live notification", DESCRIPTIONS["notification"], codec.NOTIFICATION, {}

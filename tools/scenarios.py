@@ -108,22 +108,22 @@ def _(s: Script) -> None:
     s.run(_send_json(mj("a", metadata=None)))
 
 
-@scenario("values-invalid-message", "R1", "R26", "D17")
+@scenario("values-invalid-message", "R1", "R26", "D17", "D40")
 def _(s: Script) -> None:
-    """Malformed messages are rejected with InvalidInput while the command is decoded: an
-    empty id, a content block that is not an object, metadata that is not an object.
-    Nothing changes."""
+    """A message's value rule raises InvalidInput (an empty id); its shape raises
+    DecodeError (a content block or metadata that is not a JSON object). Nothing changes."""
     s.queue("keep")
     s.run(_send_json(mj("x", id="")), raises="InvalidInput")
-    s.run(_send_json(mj("x", content=[{"type": "text", "text": "ok"}, 7])), raises="InvalidInput")
-    s.run(_send_json(mj("x", metadata=["not", "an", "object"])), raises="InvalidInput")
+    s.run(_send_json(mj("x", content=[{"type": "text", "text": "ok"}, 7])), raises="DecodeError")
+    s.run(_send_json(mj("x", metadata=["not", "an", "object"])), raises="DecodeError")
 
 
-@scenario("values-invalid-plugin-source", "R2", "R26", "D17")
+@scenario("values-invalid-plugin-source", "R2", "R26", "D17", "D40")
 def _(s: Script) -> None:
     """Plugin sources are checked: a notice summary is one line of at most 120 characters,
-    sections come exactly with form snapshot, a summary exactly with form notice, forms are
-    from the fixed list. A 120-character summary is accepted."""
+    sections come exactly with form snapshot, a summary exactly with form notice, the plugin
+    is named (value rules: InvalidInput); a form outside the fixed list is a shape error
+    (DecodeError). A 120-character summary is accepted."""
 
     def plugin(**fields: object) -> dict[str, object]:
         return mj("x", source={"kind": "plugin", "plugin": "p", **fields})
@@ -134,21 +134,19 @@ def _(s: Script) -> None:
     s.run(_send_json(plugin(form="snapshot")), raises="InvalidInput")
     s.run(_send_json(plugin(form="relay", sections=[])), raises="InvalidInput")
     s.run(_send_json(plugin(summary="no form")), raises="InvalidInput")
-    s.run(_send_json(plugin(form="banner")), raises="InvalidInput")
     s.run(_send_json(mj("x", source={"kind": "plugin", "plugin": ""})), raises="InvalidInput")
+    s.run(_send_json(plugin(form="banner")), raises="DecodeError")
     s.run(_send_json(plugin(form="notice", summary="n" * 120)))
 
 
-@scenario("values-invalid-goal-tool-extension-source", "R2", "R26", "R28", "D17")
+@scenario("values-invalid-goal-tool-extension-source", "R2", "R26", "R28", "D17", "D40")
 def _(s: Script) -> None:
     """Goal rounds are integers >= 0 (v2: round 0 is goal context) with a non-empty goal id,
-    tool sources need a call id, and an extension kind is a non-empty string."""
+    tool sources need a call id, and an extension kind is a non-empty string: value rules,
+    InvalidInput. A round that is not a JSON integer, or a key a built-in source does not
+    have, is a shape error, DecodeError."""
     s.run(
         _send_json(mj("x", source={"kind": "goal", "goalId": "g", "round": -1})),
-        raises="InvalidInput",
-    )
-    s.run(
-        _send_json(mj("x", source={"kind": "goal", "goalId": "g", "round": "1"})),
         raises="InvalidInput",
     )
     s.run(
@@ -157,41 +155,78 @@ def _(s: Script) -> None:
     )
     s.run(_send_json(mj("x", source={"kind": "tool", "callId": ""})), raises="InvalidInput")
     s.run(_send_json(mj("x", source={"kind": ""})), raises="InvalidInput")
+    s.run(
+        _send_json(mj("x", source={"kind": "goal", "goalId": "g", "round": "1"})),
+        raises="DecodeError",
+    )
+    s.run(_send_json(mj("x", source={"kind": "user", "x": 1})), raises="DecodeError")
+    s.run(
+        _send_json(mj("x", source={"kind": "tool", "callId": "c", "at": 0})), raises="DecodeError"
+    )
     s.run(_send_json(mj("x", source={"kind": "goal", "goalId": "g", "round": 3})))
 
 
-@scenario("input-invalid-resolved-inputs", "R11", "R26", "D17")
+@scenario("input-invalid-resolved-inputs", "R11", "R26", "D17", "D40")
 def _(s: Script) -> None:
     """send() takes a fully resolved input: an injection (next-step, no wakeup) with
-    contexts, a wakeup that is not a boolean, or a steer whose wakeup is not literally true
-    is rejected with InvalidInput."""
+    contexts is InvalidInput (a value rule); a wakeup that is not a JSON boolean is
+    DecodeError (the shape), whatever the target."""
     s.run(_send_json(mj("x"), NS, False, [mj("c")]), raises="InvalidInput")
-    s.run(_send_json(mj("x"), NT, "yes"), raises="InvalidInput")
-    s.run(_send_json(mj("x"), NT, 1), raises="InvalidInput")
-    s.run(_send_json(mj("x"), NS, 1), raises="InvalidInput")
+    s.run(_send_json(mj("x"), NT, "yes"), raises="DecodeError")
+    s.run(_send_json(mj("x"), NT, 1), raises="DecodeError")
+    s.run(_send_json(mj("x"), NS, 1), raises="DecodeError")
+    s.run(_send_json(mj("x"), "now", True), raises="DecodeError")
     s.run(_send_json(mj("x"), NS, True, [mj("c")]))
 
 
-@scenario("commands-invalid-shapes", "R21", "R26", "D17")
+@scenario("commands-invalid-values", "R21", "R26", "D17", "D40")
 def _(s: Script) -> None:
-    """Commands are validated when built: Cancel with the disposed cause, a move to an
-    unknown list, an empty message id, report turn/step numbers below 1 or not integers,
-    and a failure whose code is not a string are InvalidInput. Nothing changes."""
+    """A well-shaped command whose values break a rule raises InvalidInput: Cancel with the
+    disposed cause, an empty message id, report turn/step numbers below 1, a host record
+    type with no name. Nothing changes."""
     _running(s)
     s.run(
         {"type": "cancel", "cause": {"kind": "disposed"}, "keepInbox": False}, raises="InvalidInput"
     )
-    s.run({"type": "cancel", "cause": {"kind": "user"}, "keepInbox": "no"}, raises="InvalidInput")
-    s.run({"type": "move", "messageId": "a", "target": "later"}, raises="InvalidInput")
     s.run({"type": "remove", "messageId": ""}, raises="InvalidInput")
     s.run({"type": "replace", "messageId": "", "message": mj("b")}, raises="InvalidInput")
     s.run(
         {"type": "step-finished", "turn": 0, "step": 1, "outcome": {"kind": "completed"}},
         raises="InvalidInput",
     )
+    s.run({"type": "turn-stopping-done", "turn": -1}, raises="InvalidInput")
+    s.run(
+        {
+            "type": "step-finished",
+            "turn": 1,
+            "step": 1,
+            "outcome": {"kind": "completed"},
+            "records": [{"type": "host/", "data": 1}],
+        },
+        raises="InvalidInput",
+    )
+    s.complete()
+
+
+@scenario("commands-invalid-shapes", "R21", "R26", "D17", "D40")
+def _(s: Script) -> None:
+    """A command of the wrong shape raises DecodeError: a JSON type that is not the
+    field's (keepInbox "no", a step "1", a failure code 5, a hook reason 5, an integer
+    written 1.0), a list name outside the two, an entry's wakeup "no". Nothing changes."""
+    _running(s)
+    s.run({"type": "cancel", "cause": {"kind": "user"}, "keepInbox": "no"}, raises="DecodeError")
+    s.run(
+        {"type": "cancel", "cause": {"kind": "hook", "reason": 5}, "keepInbox": False},
+        raises="DecodeError",
+    )
+    s.run({"type": "move", "messageId": "a", "target": "later"}, raises="DecodeError")
     s.run(
         {"type": "step-finished", "turn": 1, "step": "1", "outcome": {"kind": "completed"}},
-        raises="InvalidInput",
+        raises="DecodeError",
+    )
+    s.run(
+        {"type": "step-finished", "turn": 1, "step": 1.0, "outcome": {"kind": "completed"}},
+        raises="DecodeError",
     )
     s.run(
         {
@@ -200,33 +235,102 @@ def _(s: Script) -> None:
             "step": 1,
             "outcome": {"kind": "failed", "message": "x", "code": 5},
         },
-        raises="InvalidInput",
+        raises="DecodeError",
     )
-    s.run({"type": "turn-stopping-done", "turn": -1}, raises="InvalidInput")
+    s.run(
+        {
+            "type": "splice",
+            "target": NT,
+            "start": 0,
+            "deleteCount": 0,
+            "inserted": [{"message": mj("w"), "contexts": [], "wakeup": "no"}],
+        },
+        raises="DecodeError",
+    )
     s.complete()
 
 
-@scenario("splice-invalid-shapes", "R5", "R26", "D17")
+@scenario("splice-invalid-shapes", "R5", "R26", "D17", "D40")
 def _(s: Script) -> None:
-    """A splice with an unknown target or non-integer coordinates raises InvalidSplice and
-    changes nothing."""
+    """A splice with an unknown target or coordinates that are not JSON integers is a shape
+    error, DecodeError; coordinates beyond +-(2^53 - 1) break the splice's own value rule,
+    InvalidSplice. Nothing changes."""
     s.queue("a")
     s.run(
         {"type": "splice", "target": "both", "start": 0, "deleteCount": 0, "inserted": []},
-        raises="InvalidSplice",
+        raises="DecodeError",
     )
     s.run(
         {"type": "splice", "target": NT, "start": "0", "deleteCount": 1, "inserted": []},
-        raises="InvalidSplice",
+        raises="DecodeError",
     )
     s.run(
         {"type": "splice", "target": NT, "start": 0, "deleteCount": True, "inserted": []},
-        raises="InvalidSplice",
+        raises="DecodeError",
     )
     s.run(
         {"type": "splice", "target": NT, "start": 0.5, "deleteCount": 1, "inserted": []},
+        raises="DecodeError",
+    )
+    s.run(
+        {"type": "splice", "target": NT, "start": 2**53, "deleteCount": 1, "inserted": []},
         raises="InvalidSplice",
     )
+
+
+@scenario("decode-shape-beats-value", "R26", "D12", "D17", "D40")
+def _(s: Script) -> None:
+    """One rule decides DecodeError against a value's error: the shape of the whole
+    document is checked before any value is built, so a shape error anywhere beats a value
+    error anywhere. An injection with contexts and a malformed expectation, an empty id and
+    an unknown key further on, a 121-character notice summary and a wakeup "yes", turn 0 and
+    records that are not host records, the disposed cause and keepInbox "no": each is
+    DecodeError. The value error alone is InvalidInput."""
+    inject = _send_json(mj("x"), NS, False, [mj("c")])
+    s.run({**inject, "expect": {"kind": "turn", "turn": "2"}}, raises="DecodeError")
+    s.run(inject, raises="InvalidInput")
+    s.run(
+        _send_json(mj("x", id="", source={"kind": "tool", "callId": "c", "extra": 1})),
+        raises="DecodeError",
+    )
+    notice = mj(
+        "x", source={"kind": "plugin", "plugin": "p", "form": "notice", "summary": "n" * 121}
+    )
+    s.run(_send_json(notice, NT, "yes"), raises="DecodeError")
+    s.run(_send_json(notice, NT, True), raises="InvalidInput")
+    s.run(
+        {"type": "turn-stopping-done", "turn": 0, "records": [{"type": "turn/start", "data": {}}]},
+        raises="DecodeError",
+    )
+    s.run({"type": "turn-stopping-done", "turn": 0}, raises="InvalidInput")
+    s.run(
+        {"type": "cancel", "cause": {"kind": "disposed"}, "keepInbox": "no"}, raises="DecodeError"
+    )
+
+
+@scenario("decode-null-optional-keys-are-absent", "R26", "R30", "R34", "D12", "D40")
+def _(s: Script) -> None:
+    """null in an optional key reads as the key's absence, in every optional key: a send's
+    expect, a plugin source's form, a message's metadata, a report's records. Null in a
+    required key is a shape error, DecodeError."""
+    s.run(
+        {
+            **_send_json(mj("a", source={"kind": "plugin", "plugin": "p", "form": None})),
+            "expect": None,
+        }
+    )
+    s.followup("f")
+    s.run(
+        {
+            "type": "pre-step-decided",
+            "turn": 1,
+            "step": 1,
+            "decision": {"kind": "reject"},
+            "records": None,
+        }
+    )
+    s.run({"type": "remove", "messageId": None}, raises="DecodeError")
+    s.run({**_send_json(mj("b")), "input": None}, raises="DecodeError")
 
 
 # ==================================================================== the inbox

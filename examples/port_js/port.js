@@ -1,8 +1,11 @@
 #!/usr/bin/env node
 // A port of inbox_core's "inbox" part (specs/ports.md): the two pending lists, quiet
-// sends, splices, replace, remove and clear (spec.md R3-R8), speaking the conformance
-// protocol on stdin/stdout. No dependencies. Check it with:
+// sends, splices, replace, remove and clear (spec.md R3-R8), and `load` of a log of
+// splices, speaking the conformance protocol on stdin/stdout. No dependencies. Check it:
 //   inbox-core conform --port "node examples/port_js/port.js"
+// What it shows in few lines: the rule that decides DecodeError against a value's error
+// (formats.md section 1, "Shapes and values"), and reading JSON numbers as the reference
+// writes them (int64, 1 is not 1.0).
 "use strict";
 const readline = require("readline");
 
@@ -12,17 +15,112 @@ let inbox = { nextTurn: [], nextStep: [] };
 class Rejected extends Error {
   constructor(name, message) { super(message); this.name = name; }
 }
+const fail = (name) => (why) => { throw new Rejected(name, why); };
+const decodeError = fail("DecodeError"), invalid = fail("InvalidInput");
 
+// ---------------------------------------------------------------- shapes (DecodeError)
+// What specs/schema checks: JSON types, required and unknown keys, tags and enums. The
+// whole document's shape is checked before any value rule, so a shape error anywhere wins.
+// null in an optional key is absent; in a required key it is a shape error.
+const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
+  && !(v instanceof Int64) && !(v instanceof Float);
+const isInt = (v) => Number.isInteger(v) || v instanceof Int64;  // never a Float (1.0)
+const FORMS = ["instructions", "catalog", "snapshot", "notice", "relay", "recall"];
+const SOURCES = { user: [[], []], plugin: [["plugin"], ["form", "sections", "summary"]],
+  goal: [["goalId", "round"], []], tool: [["callId"], []] };
+
+function closed(value, required, optional, what) {  // -> a copy without null optional keys
+  if (!isObject(value)) decodeError(`${what} is a JSON object`);
+  const out = {};
+  for (const [key, item] of Object.entries(value)) {
+    if (!required.includes(key) && !optional.includes(key)) decodeError(`${what}: unknown key ${key}`);
+    if (item !== null || required.includes(key)) out[key] = item;
+  }
+  for (const key of required) if (out[key] == null) decodeError(`${what}: missing ${key}`);
+  return out;
+}
+function typed(ok, value, what) { if (!ok(value)) decodeError(`${what}: wrong JSON type`); return value; }
+const string = (v, what) => typed((x) => typeof x === "string", v, what);
+const array = (v, what) => typed(Array.isArray, v, what);
+const oneOf = (values) => (v, what) => typed((x) => values.includes(x), v, what);
+const target = oneOf(Object.keys(LISTS));
+
+function shapeSource(source) {
+  if (!isObject(source) || typeof source.kind !== "string") decodeError("a source has a string kind");
+  if (!(source.kind in SOURCES)) return source;  // an extension: any fields, kept verbatim
+  const [required, optional] = SOURCES[source.kind];
+  const s = closed(source, ["kind", ...required], optional, `${source.kind} source`);
+  for (const key of ["plugin", "goalId", "callId", "summary"]) if (key in s) string(s[key], key);
+  if ("round" in s) typed(isInt, s.round, "round");
+  if ("form" in s) oneOf(FORMS)(s.form, "form");
+  if ("sections" in s) for (const x of array(s.sections, "sections")) {
+    const section = closed(x, ["name", "text"], [], "section");
+    string(section.name, "name"); string(section.text, "text");
+  }
+  return s;
+}
+function shapeMessage(message) {
+  const m = closed(message, ["id", "role", "content", "source"], ["metadata"], "message");
+  string(m.id, "id");
+  if (m.role !== "user") decodeError("role is always user");
+  for (const block of array(m.content, "content")) typed(isObject, block, "a content block");
+  if ("metadata" in m) typed(isObject, m.metadata, "metadata");
+  return { ...m, source: shapeSource(m.source) };
+}
+function shapeEntry(entry) {
+  const e = closed(entry, ["message", "contexts", "wakeup"], [], "entry");
+  typed((x) => typeof x === "boolean", e.wakeup, "wakeup");
+  return { message: shapeMessage(e.message), contexts: array(e.contexts, "contexts").map(shapeMessage), wakeup: e.wakeup };
+}
+const COMMANDS = {  // type -> [required, optional, shape of the fields]
+  send: [["input"], ["expect"], (c) => {
+    const i = closed(c.input, ["message", "contexts", "target", "wakeup"], [], "input");
+    typed((x) => typeof x === "boolean", i.wakeup, "wakeup");
+    return { ...c, input: { ...shapeEntry({ message: i.message, contexts: i.contexts, wakeup: i.wakeup }), target: target(i.target, "target") } };
+  }],
+  splice: [["target", "start", "deleteCount", "inserted"], [], (c) => {
+    target(c.target, "target"); typed(isInt, c.start, "start"); typed(isInt, c.deleteCount, "deleteCount");
+    return { ...c, inserted: array(c.inserted, "inserted").map(shapeEntry) };
+  }],
+  replace: [["messageId", "message"], [], (c) => (string(c.messageId, "messageId"), { ...c, message: shapeMessage(c.message) })],
+  remove: [["messageId"], [], (c) => (string(c.messageId, "messageId"), c)],
+  clear: [[], [], (c) => c],
+};
+function shapeCommand(command) {
+  if (!isObject(command) || typeof command.type !== "string") decodeError("a command has a string type");
+  if (!(command.type in COMMANDS)) throw notMine(command);
+  const [required, optional, shape] = COMMANDS[command.type];
+  return shape(closed(command, ["type", ...required], optional, `${command.type} command`));
+}
+const notMine = (command) =>
+  new Rejected("ProtocolError", `this port implements the inbox part only, not ${JSON.stringify(command.type)}`);
+
+// ---------------------------------------------------------------- values (InvalidInput)
+// Rules of a well-shaped document, inner values before the command that holds them.
+const MAX = 2n ** 53n - 1n;
+const big = (v) => BigInt(v instanceof Int64 ? v.raw : v);
+const LINE_BREAKS = /[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
+const nonEmpty = (v, what) => { if (v.length === 0) invalid(`${what} is empty`); };
+
+function checkSource(s) {
+  for (const key of ["plugin", "goalId", "callId", "kind"]) if (key in s) nonEmpty(s[key], key);
+  if (s.kind === "goal" && (big(s.round) < 0n || big(s.round) > MAX)) invalid("a goal round is >= 0");
+  if (s.kind === "plugin") {
+    if ((s.form === "snapshot") !== ("sections" in s)) invalid("sections come with form snapshot");
+    if ((s.form === "notice") !== ("summary" in s)) invalid("a summary comes with form notice");
+    if ("summary" in s && (LINE_BREAKS.test(s.summary) || [...s.summary].length > 120))
+      invalid("a notice summary is one line of at most 120 characters");
+  }
+}
+function checkMessage(m) { nonEmpty(m.id, "id"); checkSource(m.source); return m; }
+function checkEntry(e) { e.contexts.forEach(checkMessage); checkMessage(e.message); return e; }
+
+// ---------------------------------------------------------------- the inbox (R3-R8)
 const idsOf = (entry) => [...entry.contexts.map((c) => c.id), entry.message.id];
 const note = (type, message) => ({ type, data: { message } });
 // R6: one notification per message, each entry's contexts before its message
 const announce = (type, entries) =>
   entries.flatMap((e) => [...e.contexts, e.message].map((m) => note(type, m)));
-
-function listOf(target, error) {
-  if (!(target in LISTS)) throw new Rejected(error, `unknown target ${JSON.stringify(target)}`);
-  return LISTS[target];
-}
 
 function checkUnique(state) {  // R4: no id pending twice, contexts included
   const seen = new Set();
@@ -34,11 +132,9 @@ function checkUnique(state) {  // R4: no id pending twice, contexts included
 }
 
 // R5: one normalized splice; returns [state, event or null, removed entries]
-function splice(state, target, start, deleteCount, inserted, outcome, error) {
-  const key = listOf(target, error);
-  const list = state[key];
-  const n = list.length;
-  let from = start < 0 ? Math.max(0, n + start) : Math.min(start, n);
+function splice(state, target, start, deleteCount, inserted, outcome) {
+  const key = LISTS[target], list = state[key], n = list.length;
+  const from = start < 0 ? Math.max(0, n + start) : Math.min(start, n);
   const count = Math.min(Math.max(0, deleteCount), n - from);
   if (count === 0 && inserted.length === 0) return [state, null, []];
   const removed = list.slice(from, from + count);
@@ -49,63 +145,12 @@ function splice(state, target, start, deleteCount, inserted, outcome, error) {
   return [next, { type: "agent/inbox/spliced", data }, removed];
 }
 
-const entry = (message, contexts, wakeup) => ({
-  message: checkMessage(message), contexts: contexts.map(checkMessage), wakeup,
-});
-
-// formats.md section 2: a message, its source variants, null read as absent
-const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v);
-const nonEmpty = (v) => typeof v === "string" && v.length > 0;
-const LINE_BREAKS = /[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
-const FORMS = ["instructions", "catalog", "snapshot", "notice", "relay", "recall"];
-const FIELDS = { user: [], plugin: ["plugin", "form", "sections", "summary"],
-  goal: ["goalId", "round"], tool: ["callId"] };
-
-function invalid(why) { throw new Rejected("InvalidInput", why); }
-
-function dropNulls(object, keys) {
-  const out = { ...object };
-  for (const key of keys) if (out[key] === null) delete out[key];
-  return out;
-}
-
-function checkSource(source) {
-  if (!isObject(source) || !nonEmpty(source.kind)) invalid("a source is an object with a kind");
-  if (!(source.kind in FIELDS)) return source;  // an extension: kept verbatim
-  const s = dropNulls(source, FIELDS[source.kind]);
-  for (const key of Object.keys(s))
-    if (key !== "kind" && !FIELDS[s.kind].includes(key)) invalid(`${s.kind} source has no ${key}`);
-  if (s.kind === "goal" && !(nonEmpty(s.goalId) && Number.isInteger(s.round) && s.round >= 0))
-    invalid("a goal source has a goalId and a round >= 0");
-  if (s.kind === "tool" && !nonEmpty(s.callId)) invalid("a tool source has a callId");
-  if (s.kind === "plugin") {
-    if (!nonEmpty(s.plugin)) invalid("a plugin source names its plugin");
-    if ("form" in s && !FORMS.includes(s.form)) invalid(`unknown plugin form ${s.form}`);
-    if ((s.form === "snapshot") !== ("sections" in s)) invalid("sections come with form snapshot");
-    if ((s.form === "notice") !== ("summary" in s)) invalid("a summary comes with form notice");
-    if ("sections" in s && !(Array.isArray(s.sections) &&
-        s.sections.every((x) => isObject(x) && typeof x.name === "string" && typeof x.text === "string")))
-      invalid("sections are {name, text} strings");
-    if ("summary" in s && !(typeof s.summary === "string" && !LINE_BREAKS.test(s.summary) &&
-        [...s.summary].length <= 120)) invalid("a notice summary is one line of at most 120");
-  }
-  return s;
-}
-
-function checkMessage(message) {
-  if (!isObject(message)) invalid("a message is an object");
-  const m = dropNulls(message, ["metadata"]);
-  if (!nonEmpty(m.id) || m.role !== "user") invalid("a message has an id and role user");
-  if (!Array.isArray(m.content) || !m.content.every(isObject)) invalid("content is an array of objects");
-  if ("metadata" in m && !isObject(m.metadata)) invalid("metadata is an object");
-  return { ...m, source: checkSource(m.source) };
-}
-
-function apply(command) {
+function apply(request) {
+  const command = shapeCommand(request);
   let durable = [], notifications = [], state = inbox;
   const record = (target, start, del, inserted, noteRemoved = true, noteInserted = true) => {
     let event, removed;
-    [state, event, removed] = splice(state, target, start, del, inserted, "canceled", "InvalidSplice");
+    [state, event, removed] = splice(state, target, start, del, inserted, "canceled");
     if (event === null) return;
     durable.push(event);
     if (noteRemoved) notifications.push(...announce("agent/inbox/discarded", removed));
@@ -120,33 +165,36 @@ function apply(command) {
   };
   switch (command.type) {
     case "send": {  // quiet sends only: queue (next-turn) and inject (next-step)
-      const input = command.input;
-      if (input.wakeup !== false || "expect" in command) throw notMine(command);
-      const target = input.target;
-      record(target, state[listOf(target, "InvalidInput")].length, 0,
-        [entry(input.message, input.contexts || [], false)]);
+      const { target, ...entry } = command.input;
+      if (entry.wakeup !== false || "expect" in command) throw notMine(command);
+      checkEntry(entry);
+      if (target === "next-step" && entry.contexts.length) invalid("an injection carries no contexts");
+      record(target, state[LISTS[target]].length, 0, [entry]);
       break;
     }
     case "splice": {
-      if (!Number.isInteger(command.start) || !Number.isInteger(command.deleteCount))
-        throw new Rejected("InvalidSplice", "start and deleteCount are integers");
-      const inserted = command.inserted.map((e) => entry(e.message, e.contexts || [], e.wakeup));
-      record(command.target, command.start, command.deleteCount, inserted);
+      command.inserted.forEach(checkEntry);
+      const [start, count] = [big(command.start), big(command.deleteCount)];
+      if (start < -MAX || start > MAX || count < -MAX || count > MAX)
+        throw new Rejected("InvalidSplice", "splice coordinates lie within +-(2^53 - 1)");
+      record(command.target, Number(start), Number(count), command.inserted);
       break;
     }
     case "replace": {  // R7: keeps contexts and wakeup; announces the primary messages only
+      nonEmpty(command.messageId, "messageId");
       checkMessage(command.message);
       const at = find(command.messageId);
       if (at === null) break;
       const [target, index] = at;
       const old = state[LISTS[target]][index];
-      const fresh = { ...old, message: checkMessage(command.message) };
+      const fresh = { ...old, message: command.message };
       record(target, index, 1, [fresh], false, false);
       notifications.push(note("agent/inbox/discarded", old.message),
         note("agent/inbox/inserted", fresh.message));
       break;
     }
     case "remove": {
+      nonEmpty(command.messageId, "messageId");
       const at = find(command.messageId);
       if (at !== null) record(at[0], at[1], 1, []);
       break;
@@ -155,40 +203,49 @@ function apply(command) {
       record("next-step", 0, state.nextStep.length, []);
       record("next-turn", 0, state.nextTurn.length, []);
       break;
-    default:
-      throw notMine(command);
   }
   inbox = state;
   return { durable, notifications };
 }
 
-const notMine = (command) =>
-  new Rejected("ProtocolError", `this port implements the inbox part only, not ${JSON.stringify(command.type)}`);
+// load (ports.md): the first event that does not decode, whose seq is not its position,
+// or that replay refuses is a ReplayError at its index, and the agent stays as it was.
+// An inbox port replays logs of splices only; no turn is ever open, so a removal without
+// an outcome (a claim) never fits.
+function replayEvent(state, event, seq) {
+  if (isObject(event) && "seq" in event && !(isInt(event.seq) && big(event.seq) === BigInt(seq)))
+    invalid(`seq ${event.seq} at position ${seq}`);
+  const { type } = closed(event, ["type", "data"], ["seq"], "event");
+  if (type !== "agent/inbox/spliced") invalid(`${type}: not an inbox event`);
+  const d = closed(event.data, ["target", "start", "inserted"], ["removedCount", "outcome"], type);
+  target(d.target, "target"); typed(isInt, d.start, "start");
+  if ("removedCount" in d) typed(isInt, d.removedCount, "removedCount");
+  if ("outcome" in d) oneOf(["canceled", "moved"])(d.outcome, "outcome");
+  const inserted = array(d.inserted, "inserted").map(shapeEntry).map(checkEntry);
+  const n = BigInt(state[LISTS[d.target]].length), start = big(d.start);
+  const count = "removedCount" in d ? big(d.removedCount) : 0n;
+  if (d.removedCount === 0) invalid("removedCount is absent when 0");
+  if (start < 0n || count < 0n || start + count > n) invalid("a splice within the list");
+  if (count === 0n && inserted.length === 0) invalid("a splice that changes nothing");
+  if (("outcome" in d) !== (count > 0n)) invalid("an outcome goes with a removal; a claim needs a turn");
+  return splice(state, d.target, Number(start), Number(count), inserted, d.outcome)[0];
+}
 
 function load(log) {
   let state = { nextTurn: [], nextStep: [] };
   log.forEach((event, seq) => {
-    const d = event.data || {};
-    const n = (state[LISTS[d.target]] || []).length;
-    const count = d.removedCount || 0;
-    if (event.type !== "agent/inbox/spliced" || !(d.target in LISTS) ||
-        !(d.start >= 0 && d.start <= n && count >= 0 && d.start + count <= n)) {
-      throw Object.assign(new Rejected("ReplayError", `event ${seq} cannot be replayed`), { seq });
-    }
-    try {
-      [state] = splice(state, d.target, d.start, count, d.inserted || [], d.outcome, "ReplayError");
-    } catch (error) {
+    try { state = replayEvent(state, event, seq); } catch (error) {
       throw Object.assign(new Rejected("ReplayError", `event ${seq}: ${error.message}`), { seq });
     }
   });
-  inbox = state;
+  return state;
 }
 
 function handle(request) {
   switch (request.op) {
     case "hello":
       return { protocol: 1, name: "inbox-core JS example (inbox part)", parts: ["inbox"] };
-    case "load": load(request.log); return { projection: inbox };
+    case "load": inbox = load(request.log); return { projection: inbox };
     case "apply": return apply(request.command);
     case "projection": return { projection: inbox };
     case "bye": return {};

@@ -260,23 +260,27 @@ examples:
         """\
 Start the port CMD (a program speaking the JSON Lines protocol of
 specs/ports.md on its standard input and output), shake hands, and run
-every conformance vector of the parts it declares through it; then play N
-random runs (sends of every intent with contexts and expectations, edits,
-cancels both ways, dispose, host answers with records, maintenance, and
-crashes as a reload of the log then Resume) on the port and on the
-reference at once, comparing each step's durable events, notifications or
-error name and the projection after it, then the fates, transcript and goal
-rounds of the log. On a divergence the run is shrunk to a short one, both
-sides are printed as a diff, and the run is written as a vector file the
-port can keep in its own suite. Exit 0: the port agrees; 1: it differs; 2:
-it broke the protocol (it exited, stayed silent past --timeout, or answered
-malformed JSON), with a one-line reason and the end of its standard error.
+every conformance vector of the parts it declares through it (a failing
+vector skips the random runs unless --keep-going); then play N random runs
+(sends of every intent with contexts and expectations, edits, cancels both
+ways, dispose, host answers with records, maintenance, malformed commands,
+crashes as a reload of the log then Resume, loads of corrupted logs), each
+favouring a few kinds of steps, on the port and on the reference at once,
+comparing each step's durable events, notifications or error name (a
+ReplayError's seq), the projection after it, then the fates, transcript and
+goal rounds of the log. On a divergence the run is shrunk to a short one,
+both sides are printed as a diff, and the run is written as a vector file the
+port can keep in its own suite. Exit 0: the port agrees; 1: it differs (or
+no vector was found); 2: it broke the protocol (it exited, stayed silent or
+stopped reading past --timeout, or answered malformed JSON or a line past
+maxDocumentSize), with a one-line reason and the end of its standard error.
 The same seed replays the same runs.""",
         """\
 examples:
   inbox-core conform --port "python -m inbox_core.port"          # the reference itself
   inbox-core conform --port "node examples/port_js/port.js" --examples 500
   inbox-core conform --port ./my-port --examples 0               # the vectors only
+  inbox-core conform --port ./my-port --keep-going               # every failure at once
   inbox-core conform --port ./my-port --seed 7 --steps 30 --json""",
     ),
     "post": (
@@ -491,14 +495,28 @@ def build_parser() -> argparse.ArgumentParser:
         help="maximum commands per sequence (default 50)",
     )
 
-    conform = command("conform", lambda args: run_conform(args, _vectors_dir(args.vectors)))
+    conform = command(
+        "conform",
+        lambda args: run_conform(args, None if args.no_vectors else _vectors_dir(args.vectors)),
+    )
     conform.add_argument(
         "--port", required=True, metavar="CMD", help="the command that starts the port"
     )
-    conform.add_argument(
+    vectors = conform.add_mutually_exclusive_group()
+    vectors.add_argument(
         "--vectors",
         metavar="DIR",
-        help="a directory of *.json vectors, or one file (default: specs/vectors)",
+        help="a directory of *.json vectors, or one file (default: specs/vectors); one"
+        " without vectors is a failure",
+    )
+    vectors.add_argument(
+        "--no-vectors", action="store_true", help="skip the vectors: the random runs alone"
+    )
+    conform.add_argument(
+        "--keep-going",
+        action="store_true",
+        help="report every failing vector and still play the random runs (a port that"
+        " breaks the protocol on a vector is restarted)",
     )
     conform.add_argument(
         "--examples",
@@ -629,7 +647,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=_seconds,
         default=None,
         metavar="S",
-        help="PostgreSQL: each agent's lease, at most 86400 (default 30)",
+        help="PostgreSQL: each agent's lease, 0.001 to 86400 (default 30)",
     )
     serve.add_argument(
         "--grace",

@@ -36,6 +36,10 @@ from inbox_core.errors import InboxCoreError, InvalidInput
 
 __all__ = ["HOST_FORMS", "load_factory", "run_serve"]
 
+STATS_FLOOR: Final = 0.001
+"""The shortest ``--stats-seconds``, like ``poll_seconds``'s: 1e-9 wrote some 4,000 lines a
+second, spinning the event loop."""
+
 HOST_FORMS: Final = (
     "MODULE:FACTORY (an importable module, e.g. myhosts:make_host) or PATH.py:FACTORY"
     " (a file, e.g. ./hosts.py:make_host)"
@@ -129,7 +133,9 @@ def _run(args: argparse.Namespace, shutdown: Shutdown) -> int:
     from inbox_core.shell.worker import Worker  # noqa: PLC0415
 
     try:
-        durations.seconds(args.stats_seconds, "--stats-seconds")
+        durations.seconds(  # a shorter period only floods standard error
+            args.stats_seconds, "--stats-seconds", low=STATS_FLOOR, zero=True
+        )
         factory = load_factory(args.host)
     except (InvalidInput, FactoryError) as error:
         err(f"inbox-core serve: {error}")

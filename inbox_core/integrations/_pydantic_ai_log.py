@@ -40,7 +40,7 @@ def describe(error: BaseException, limit: int = limits.MAX_JSON_SIZE) -> str:
     name = type(error).__name__
     try:
         text = str(error)
-    except Exception:
+    except BaseException:  # a __str__ may raise anything, SystemExit included
         text = ""
     return limits.storable_text(f"{name}: {text}" if text else name, limit)
 

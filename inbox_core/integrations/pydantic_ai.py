@@ -92,7 +92,7 @@ from inbox_core.integrations._pydantic_ai_log import (
     summarized,
 )
 from inbox_core.json_values import JsonObject, thaw_json
-from inbox_core.shell.host import AbortSignal, Recorded
+from inbox_core.shell.host import AbortSignal, Recorded, closing
 from inbox_core.shell.stores.checkpoints import LogHistory
 from inbox_core.values import UserMessage
 
@@ -215,12 +215,23 @@ class _Settled:
     aborted: bool = False
 
 
-class _OwnCancellation(Exception):
-    """Work raised ``CancelledError`` while nobody cancelled it (a provider's bug)."""
+class _Escaped(Exception):
+    """Work raised a ``BaseException`` that is no ``Exception``: a ``CancelledError`` while
+    nobody cancelled it (a provider's bug), a ``SystemExit`` or ``KeyboardInterrupt`` (which
+    asyncio re-raises out of the event loop from any task: every agent of the process would
+    stop), a ``GeneratorExit``. Carried out of the work's task as an error of its own."""
 
-    def __init__(self, error: asyncio.CancelledError) -> None:
+    def __init__(self, error: BaseException) -> None:
         super().__init__(error)
         self.error = error
+
+
+def _contained(error: BaseException, task: asyncio.Task[Any] | None) -> bool:
+    """Whether ``error``, raised in ``task``, is the work's (to report) rather than the task
+    being cancelled by its caller or its coroutine being closed (to let through)."""
+    if isinstance(error, asyncio.CancelledError):
+        return not _cancelled_by_caller()
+    return not closing(error, task)
 
 
 async def _until_aborted(work: Coroutine[Any, Any, Any], signal: AbortSignal) -> _Settled:
@@ -232,12 +243,15 @@ async def _until_aborted(work: Coroutine[Any, Any, Any], signal: AbortSignal) ->
     """
 
     async def guarded() -> Any:
+        me = asyncio.current_task()
         try:
             return await work
-        except asyncio.CancelledError as error:
-            if _cancelled_by_caller():
+        except Exception:
+            raise
+        except BaseException as error:
+            if not _contained(error, me):
                 raise
-            raise _OwnCancellation(error) from error
+            raise _Escaped(error) from error
 
     task = asyncio.ensure_future(guarded())
     tripped = asyncio.ensure_future(signal.wait())
@@ -251,7 +265,7 @@ async def _until_aborted(work: Coroutine[Any, Any, Any], signal: AbortSignal) ->
     if task.cancelled():
         return _Settled(aborted=True)
     error = task.exception()
-    if isinstance(error, _OwnCancellation):
+    if isinstance(error, _Escaped):
         error = error.error
     return _Settled(None, error) if error is not None else _Settled(task.result())
 
@@ -351,7 +365,7 @@ class PydanticAIHost:
                 }
             },
         )
-        return self._recorded(decision, [(REQUEST, request)])
+        return await self._recorded(decision, [(REQUEST, request)])
 
     async def run_step(
         self, turn: int, step: int, signal: AbortSignal
@@ -376,23 +390,23 @@ class PydanticAIHost:
         if reply.response is not None:
             said.append((RESPONSE, reply.response))
         if reply.aborted:
-            return self._recorded(Completed(), said)
+            return await self._recorded(Completed(), said)
         if reply.error is not None:
-            return self._recorded(_failed(describe(reply.error), MODEL_ERROR), said)
+            return await self._recorded(_failed(describe(reply.error), MODEL_ERROR), said)
         response = reply.response
         assert response is not None
         finish = response.finish_reason
         if finish == "length":
-            return self._recorded(MaxTokens(), said)
+            return await self._recorded(MaxTokens(), said)
         if finish == "content_filter":
             stopped = Failed("the provider's content filter stopped the reply", CONTENT_FILTER)
-            return self._recorded(stopped, said)
+            return await self._recorded(stopped, said)
         if finish == "error":
             ended = Failed("the provider ended the reply with an error", MODEL_ERROR)
-            return self._recorded(ended, said)
+            return await self._recorded(ended, said)
         calls = response.tool_calls
         if not calls or signal.aborted:
-            return self._recorded(Completed(), said)
+            return await self._recorded(Completed(), said)
         run = await self._run_tools(tools, calls, signal)
         interrupted = run.aborted or run.failure is not None
         if run.parts or not interrupted:
@@ -404,7 +418,7 @@ class PydanticAIHost:
             )
             said.append((REQUEST, returns))
         outcome: StepOutcome = Completed() if run.aborted else run.failure or Continue()
-        return self._recorded(outcome, said)
+        return await self._recorded(outcome, said)
 
     async def turn_stopping(self, turn: int, signal: AbortSignal) -> None:
         return None
@@ -448,16 +462,18 @@ class PydanticAIHost:
             timestamp=_now(),
             metadata={METADATA_KEY: {"summarized": len(self._history)}},
         )
-        return self._recorded(None, [(SUMMARY, summary)])
+        return await self._recorded(None, [(SUMMARY, summary)])
 
     # ------------------------------------------------------------ internals
 
-    def _recorded(self, answer: T, said: Sequence[tuple[str, ModelMessage]]) -> Recorded[T]:
+    async def _recorded(self, answer: T, said: Sequence[tuple[str, ModelMessage]]) -> Recorded[T]:
         """``answer`` with the records of ``said``; the history takes them as recorded (so it
-        is exactly what ``restore`` would rebuild from the log)."""
+        is exactly what ``restore`` would rebuild from the log). Each record is made in a
+        worker thread: serializing, fitting and reading back a reply of 10^5 parts takes
+        seconds of CPU, which must not stop the event loop (every agent of a worker)."""
         records: list[HostRecord] = []
         for record_type, message in said:
-            record, kept = stored(record_type, message)
+            record, kept = await asyncio.to_thread(stored, record_type, message)
             records.append(record)
             if record_type == SUMMARY:
                 self._history = [kept]
@@ -504,7 +520,7 @@ class PydanticAIHost:
             if self.on_event is not None and step is not None:
                 try:
                     self.on_event(*step, event)
-                except (Exception, asyncio.CancelledError) as error:
+                except BaseException as error:  # a plain call: whatever it raises is its own
                     raise _ListenerFailed(error) from error
 
         async def consume() -> ModelResponse:
@@ -527,9 +543,10 @@ class PydanticAIHost:
                 self.model, messages, model_settings=settings, model_request_parameters=parameters
             )
             self._streams = False  # the plain request works: go on without trying to stream
-            for index, part in enumerate(response.parts):  # the reply, as a stream would show it
-                show(PartStartEvent(index=index, part=part))
-                show(PartEndEvent(index=index, part=part))
+            if self.on_event is not None and step is not None:  # as a stream would show it
+                for index, part in enumerate(response.parts):
+                    show(PartStartEvent(index=index, part=part))
+                    show(PartEndEvent(index=index, part=part))
             return response
 
         settled = await _until_aborted(consume(), signal)
@@ -548,7 +565,14 @@ class PydanticAIHost:
         settled = [None] * len(calls)
 
         async def run(index: int, call: ToolCallPart) -> None:
-            settled[index] = await _call_tool(manager, call)
+            me = asyncio.current_task()
+            try:
+                settled[index] = await _call_tool(manager, call)
+            except BaseException as error:  # in the task's outermost frame (see _call_tool)
+                if not _contained(error, me):
+                    raise
+                failed = _failed(f"tool {call.tool_name!r} raised {describe(error)}", TOOL_ERROR)
+                settled[index] = [], [], failed
 
         race = await _until_aborted(
             _gather(run(index, call) for index, call in enumerate(calls)), signal
@@ -561,6 +585,10 @@ class PydanticAIHost:
                 parts.extend(outcome[0])
                 extra.extend(outcome[1])
                 failure = failure or outcome[2]
+        if race.error is not None:  # a failure of the gathering itself: never lost
+            failure = failure or _failed(
+                f"running the tools raised {describe(race.error)}", TOOL_ERROR
+            )
         return _ToolRun([*parts, *extra], failure, aborted=race.aborted)
 
     def __repr__(self) -> str:
@@ -574,7 +602,12 @@ async def _gather(runs: Iterable[Coroutine[Any, Any, None]]) -> None:
 async def _call_tool(
     manager: ToolManager[Any], call: ToolCallPart
 ) -> tuple[list[ModelRequestPart], list[UserPromptPart], Failed | None]:
-    """One call's return parts, its extra user content, or the failure that ends the turn."""
+    """One call's return parts, its extra user content, or the failure that ends the turn.
+
+    Anything else the tool raises (any ``BaseException``) is a ``tool-error`` too, caught by
+    the caller in its task's outermost frame: there PEP 380 raises a ``GeneratorExit`` that
+    a future the tool awaited failed with, and a ``SystemExit`` or ``KeyboardInterrupt`` must
+    not end the task (asyncio would re-raise it out of the event loop)."""
     try:
         result = await manager.handle_call(call)
     except ToolRetryError as retry:  # invalid arguments, unknown tool, ModelRetry
@@ -586,10 +619,6 @@ async def _call_tool(
     except (CallDeferred, ApprovalRequired):
         message = f"tool {call.tool_name!r} needs approval or external execution"
         return [], [], _failed(message, TOOL_DEFERRED)
-    except (Exception, asyncio.CancelledError) as error:
-        if isinstance(error, asyncio.CancelledError) and _cancelled_by_caller():
-            raise  # an abort: the turn is being stopped
-        return [], [], _failed(f"tool {call.tool_name!r} raised {describe(error)}", TOOL_ERROR)
     returned: ToolReturn[Any] = result if isinstance(result, ToolReturn) else ToolReturn(result)
     part = ToolReturnPart(
         tool_name=call.tool_name,

@@ -77,6 +77,10 @@ def check_request(document: object) -> dict[str, Any]:
     if op not in REQUESTS:
         raise ProtocolError(f"unknown op {shown(op)}; the ops are {', '.join(REQUESTS)}")
     _keys(document, {"op", *REQUESTS[op]}, {"op", *REQUESTS[op]}, f"request {op!r}")
+    if op == "hello" and type(document["protocol"]) is not int:  # not true, not 1.0
+        raise ProtocolError(
+            f'request "hello": "protocol" is an integer, got {shown(document["protocol"])}'
+        )
     if op in ("load", "fold") and not isinstance(document["log"], list):
         raise ProtocolError(f'request {op!r}: "log" is a list of durable events')
     if op == "apply" and not isinstance(document["command"], dict):
@@ -116,7 +120,7 @@ def check_response(op: str, document: object, parts: tuple[str, ...] = PARTS) ->
             part in PARTS for part in document["parts"]
         ):
             raise ProtocolError(f'response to "hello": "parts" is a list drawn from {PARTS}')
-        if not isinstance(document["name"], str) or not isinstance(document["protocol"], int):
+        if not isinstance(document["name"], str) or type(document["protocol"]) is not int:
             raise ProtocolError('response to "hello": "name" is a string, "protocol" an integer')
     if op == "apply" and not (
         isinstance(document["durable"], list) and isinstance(document["notifications"], list)
@@ -150,8 +154,16 @@ def encode(document: Mapping[str, Any]) -> str:
 
 
 def decode(line: str) -> Any:
-    """The JSON of one line; ``ProtocolError`` if it is not JSON within ``limits``."""
+    """The JSON of one line; ``ProtocolError`` if it is not JSON within ``limits``
+    (``NaN`` and ``Infinity``, which Python's reader takes, are not JSON either)."""
     try:
-        return limits.parse_json(line)
+        document = limits.parse_json(line)
+        if "NaN" in line or "Infinity" in line:  # rare: parse again, refusing the constants
+            json.loads(line, parse_constant=_not_json)
     except (ValueError, InboxCoreError) as error:
         raise ProtocolError(f"not a JSON line ({error}): {shown(line)}") from None
+    return document
+
+
+def _not_json(constant: str) -> Any:
+    raise ValueError(f"{constant} is not JSON")

@@ -25,9 +25,8 @@ from inbox_core.port.protocol import (
     failure,
     success,
 )
-from inbox_core.replay import replay
 from inbox_core.state import AgentState
-from inbox_core.vectors import apply_step, decode_seed
+from inbox_core.vectors import apply_step, load_log
 
 Document = dict[str, Any]
 
@@ -62,8 +61,7 @@ class ReferencePort:
         return success("hello", protocol=PROTOCOL_VERSION, name=self.name, parts=list(self.parts))
 
     def load(self, request: Document) -> Document:
-        events = decode_seed(request["log"])
-        self.state, self.log = replay(events), events  # nothing changes if replay raises
+        self.log, self.state = load_log(request["log"])  # nothing changes if it raises
         return success("load", projection=projection_to_json(self.state, self.log))
 
     def apply(self, request: Document) -> Document:
@@ -78,7 +76,8 @@ class ReferencePort:
         return success("projection", projection=projection_to_json(self.state, self.log))
 
     def fold(self, request: Document) -> Document:
-        return success("fold", **reference_folds(decode_seed(request["log"])))
+        events, _ = load_log(request["log"])  # a log load refuses has no folds
+        return success("fold", **reference_folds(events))
 
 
 def reference_folds(events: Sequence[DurableEvent]) -> Document:

@@ -21,7 +21,14 @@ from inbox_core.errors import InboxCoreError
 from inbox_core.events import HostRecord
 from inbox_core.reducer import reduce
 from inbox_core.shell.errors import AgentDetached
-from inbox_core.shell.host import AbortSignal, Host, Recorded, describe_failure, unwrap
+from inbox_core.shell.host import (
+    AbortSignal,
+    Host,
+    Recorded,
+    closing,
+    describe_failure,
+    unwrap,
+)
 from inbox_core.state import AgentState, Awaiting, AwaitPreStep, AwaitStep, Transition
 
 __all__ = ["Driver", "DriverPath"]
@@ -126,7 +133,12 @@ class Driver:
                 signal = path.signal
                 if signal is None or signal.turn != awaiting.turn:  # pragma: no cover - invariant
                     raise RuntimeError(f"no abort signal for turn {awaiting.turn}")
-                number = await self._answer(awaiting, signal)
+                try:
+                    number = await self._answer(awaiting, signal)
+                except GeneratorExit as error:  # a future the hook awaited failed with it:
+                    if closing(error, task):  # PEP 380 raises that here, not in the hook
+                        raise
+                    number = await self._answer(awaiting, signal, _Raised(error))
                 if number is not None and path.settled < number:
                     await path.until_settled(number)  # the host sees durable facts only
         except AgentDetached:
@@ -146,20 +158,24 @@ class Driver:
         """Await one hook to its end (never cancelled by the shell); capture its exception,
         whatever it is: a ``SystemExit`` or ``KeyboardInterrupt`` a hook raises is its
         agent's failure, never the event loop's (R37)."""
+        driver = asyncio.current_task()
         try:
             return await call()
         except asyncio.CancelledError as error:
             if _driver_cancelled():
                 raise  # the driver itself is cancelled (the loop shuts down)
             return _Raised(error)
-        except GeneratorExit:
-            raise  # the coroutine is being closed: not the hook's answer
         except BaseException as error:
+            if closing(error, driver):
+                raise  # the coroutine is being closed: not the hook's answer
             return _Raised(error)
 
-    async def _answer(self, awaiting: Awaiting, signal: AbortSignal) -> int | None:
+    async def _answer(
+        self, awaiting: Awaiting, signal: AbortSignal, raised: _Raised | None = None
+    ) -> int | None:
         """Ask the host what the core awaits and record the matching report; the number of
-        its write (None when detach discarded it)."""
+        its write (None when detach discarded it). ``raised``: what the hook already
+        raised (ask nothing, record that)."""
         host = self._host
         turn = awaiting.turn
         if isinstance(awaiting, AwaitPreStep):
@@ -167,13 +183,21 @@ class Driver:
             if signal.aborted:  # D6: any report closes an aborted turn; ask nothing
                 return self._submit(awaiting.answer(Reject()))
             batch = awaiting.batch
-            decision = await self._invoke(lambda: host.pre_step(turn, step, batch, signal))
+            decision = (
+                await self._invoke(lambda: host.pre_step(turn, step, batch, signal))
+                if raised is None
+                else raised
+            )
             return self._submit_result(awaiting, decision, awaiting.answer, awaiting.fail)
         if isinstance(awaiting, AwaitStep):
             step_awaited = awaiting
             if signal.aborted:
                 return self._submit(awaiting.answer(Completed()))
-            outcome = await self._invoke(lambda: host.run_step(turn, step_awaited.step, signal))
+            outcome = (
+                await self._invoke(lambda: host.run_step(turn, step_awaited.step, signal))
+                if raised is None
+                else raised
+            )
             return self._submit_result(
                 awaiting,
                 outcome,
@@ -182,7 +206,11 @@ class Driver:
             )
         records: tuple[HostRecord, ...] = ()
         if not signal.aborted:
-            result = await self._invoke(lambda: host.turn_stopping(turn, signal))
+            result = (
+                await self._invoke(lambda: host.turn_stopping(turn, signal))
+                if raised is None
+                else raised
+            )
             if isinstance(result, _Raised):
                 self._path.report_error(
                     f"inbox_core.shell: host turn_stopping({turn}) raised; "
@@ -211,7 +239,7 @@ class Driver:
         else:
             try:
                 report = answer(*unwrap(result))
-            except (Exception, KeyboardInterrupt, SystemExit) as invalid:  # even its repr (R33)
+            except BaseException as invalid:  # even its repr, whatever that raises (R33)
                 error = invalid
             else:
                 try:

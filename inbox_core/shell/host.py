@@ -20,6 +20,7 @@ __all__ = [
     "Host",
     "Recorded",
     "RestoringHost",
+    "closing",
     "job_answer",
     "run_job",
     "wait_in",
@@ -108,6 +109,19 @@ def job_answer(result: object) -> tuple[Any, tuple[HostRecord, ...]]:
     )
 
 
+def closing(error: BaseException, task: asyncio.Task[Any] | None) -> bool:
+    """Whether ``error`` is ``task``'s coroutine being closed, the one ``GeneratorExit`` to let
+    through: ``close()`` throws it into a suspended coroutine, never while ``task`` runs.
+    One that a hook, a factory or a tool raises while ``task`` runs it is theirs, an error
+    like any other that costs only its agent (R37 v4)."""
+    if not isinstance(error, GeneratorExit):
+        return False
+    try:
+        return asyncio.current_task() is not task
+    except RuntimeError:  # no running loop: a garbage-collected coroutine is being closed
+        return True
+
+
 def _render(text: Callable[[], object]) -> str | None:
     """``text()`` as a plain str that every store can hold (``limits.storable_text``: lone
     surrogates escaped, cut to ``limits.MAX_JSON_SIZE``); None if it raises or returns
@@ -115,7 +129,7 @@ def _render(text: Callable[[], object]) -> str | None:
     try:
         value = text()
         return limits.storable_text(value) if isinstance(value, str) else None
-    except Exception:
+    except BaseException:  # a __str__ may raise anything, SystemExit included (R33)
         return None
 
 

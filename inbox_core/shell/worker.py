@@ -47,8 +47,8 @@ from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
 from inbox_core.shell import durations
 from inbox_core.shell.agent import LoopAgent
 from inbox_core.shell.collector import Freezer
-from inbox_core.shell.host import Host
-from inbox_core.shell.stores.base import MAX_LEASE_SECONDS, EventLog, Store
+from inbox_core.shell.host import Host, closing
+from inbox_core.shell.stores.base import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, EventLog, Store
 from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY
 from inbox_core.shell.stores.checkpoints import checkpoint_every as checked_every
 from inbox_core.shell.stores.opening import open_store, parse_store
@@ -204,7 +204,11 @@ class Worker:
         self._log_options: dict[str, Any] = {"checkpoint_every": checked_every(checkpoint_every)}
         if lease_seconds is not None:  # a lease the store cannot hold is refused here (R37)
             self._lease_seconds = durations.seconds(
-                lease_seconds, "lease_seconds", high=MAX_LEASE_SECONDS
+                lease_seconds,
+                "lease_seconds",
+                low=MIN_LEASE_SECONDS,
+                zero=True,
+                high=MAX_LEASE_SECONDS,
             )
             self._log_options["lease_seconds"] = self._lease_seconds
         if not isinstance(freeze_gc, bool):
@@ -319,21 +323,30 @@ class Worker:
     async def _serve(self, wake: Any) -> None:
         assert self._stopping is not None
         loop = asyncio.get_running_loop()
-        beat = self._lease_seconds / 3
-        next_beat = loop.time() + beat
+        beating = asyncio.ensure_future(self._beat()) if self._leases else None
         woken = False
-        while not self._stopping.is_set():
-            if woken:  # spread the workers a post woke: the first to look takes the agent
-                await asyncio.sleep(random.uniform(0, JITTER_SECONDS))
-            self._reap()
-            if self._leases and loop.time() >= next_beat:
-                await self._heartbeat()
-                next_beat = loop.time() + beat
-            opened = self._counts["opened"]
-            await self._place()
-            self._detach_idle(loop.time())
-            self._freezer.look(opened=self._counts["opened"] - opened, served=len(self._agents))
-            woken = await self._wait(wake)
+        try:
+            while not self._stopping.is_set():
+                if woken:  # spread the workers a post woke: the first to look takes the agent
+                    await asyncio.sleep(random.uniform(0, JITTER_SECONDS))
+                self._reap()
+                opened = self._counts["opened"]
+                await self._place()
+                self._detach_idle(loop.time())
+                self._freezer.look(opened=self._counts["opened"] - opened, served=len(self._agents))
+                woken = await self._wait(wake)
+        finally:
+            if beating is not None:
+                beating.cancel()
+                await asyncio.gather(beating, return_exceptions=True)
+
+    async def _beat(self) -> None:
+        """Renew the leases every third of a lease, in a task of its own: on time whatever
+        placement is doing and however long ``poll_seconds`` is (a lease shorter than the
+        wait for work lapsed between two looks, and other workers took its agents over)."""
+        while True:
+            await asyncio.sleep(self._lease_seconds / 3)
+            await self._heartbeat()
 
     async def _wait(self, wake: Any) -> bool:
         """Until a post's wake, ``stop()`` or ``poll_seconds``; whether a wake came."""
@@ -412,6 +425,7 @@ class Worker:
         return log
 
     async def _open(self, agent_id: str) -> None:
+        me = asyncio.current_task()
         self._opening.add(agent_id)
         log: EventLog | None = None
         try:
@@ -422,7 +436,7 @@ class Worker:
             await self._close(log)
             return
         except BaseException as error:  # the factory's, the host's: anything costs the agent
-            if _own_cancellation(error) or isinstance(error, GeneratorExit):
+            if _own_cancellation(error) or closing(error, me):
                 raise
             self._counts["failed"] += 1
             wait = self._strike(agent_id)
@@ -510,6 +524,7 @@ class Worker:
         task.add_done_callback(self._closing.discard)
 
     async def _release(self, agent_id: str, served: _Served) -> None:
+        me = asyncio.current_task()
         agent = served.agent
         try:
             detaching = asyncio.ensure_future(agent.detach())
@@ -525,7 +540,7 @@ class Worker:
                 await agent.detach(grace=0)  # releases the log without the hook
                 detaching.cancel()
         except BaseException as error:  # never stops the worker
-            if _own_cancellation(error) or isinstance(error, GeneratorExit):
+            if _own_cancellation(error) or closing(error, me):
                 raise
             logger.warning("%s: detaching failed: %s", self._name, error, exc_info=error)
         finally:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from benchmarks import report, suite
+from benchmarks import report, suite, ts_port
 from benchmarks.__main__ import main
 from benchmarks.floor import FloorAgent
 from benchmarks.workloads import build_log, event_mix, message
@@ -31,7 +31,7 @@ def result() -> dict[str, Any]:
 
 def test_every_benchmark_reports(result: dict[str, Any]) -> None:
     assert result["schema"] == suite.SCHEMA
-    assert set(result["results"]) == {"B1", "B2", "B3", "B4", "B5", "B6"}
+    assert set(result["results"]) == {"B1", "B2", "B3", "B4", "B5", "B6", "B9"}
     json.dumps(result, allow_nan=False)  # plain, finite JSON all the way down
     machine = result["machine"]
     assert machine["python"]
@@ -51,6 +51,23 @@ def test_b1_and_b6(result: dict[str, Any]) -> None:
         assert summary["min_us"] <= summary["median_us"] <= summary["max_us"]
     assert _positive(b1["ratio_high_low"])
     assert _positive(b6["unit_us"])
+
+
+def test_b9_the_typescript_port_beside_the_reference(result: dict[str, Any]) -> None:
+    """B9 (issue 33, R42): the port's µs per command at each depth beside the reference's,
+    or, without node or the built package, why not."""
+    b9 = result["results"]["B9"]
+    if "skipped" in b9:
+        assert b9["skipped"] in ("no node on PATH", ts_port.unavailable())
+        return
+    depths = {str(d) for d in suite.TINY.b1_depths}
+    for key in ("port_us_per_command", "reference_us_per_command", "port_x_reference"):
+        assert set(b9[key]) == depths
+        assert all(_positive(value) for value in b9[key].values())
+    assert _positive(b9["port_ratio_high_low"])
+    assert b9["port_us_at_max_depth"] == b9["port_us_per_command"][str(max(suite.TINY.b1_depths))]
+    for key in ("decode_port_us_per_command", "decode_reference_us_per_command"):
+        assert _positive(b9[key])  # the four commands decoded from JSON, per command
 
 
 def test_b2(result: dict[str, Any]) -> None:

@@ -452,7 +452,6 @@ BAD_EVENTS = [
     pytest.param({"type": "turn/start", "data": [1]}, id="data-array"),
     pytest.param({"type": "step/start", "data": {"turn": 1}}, id="step-missing"),
     pytest.param({"type": "step/end", "data": {"turn": 1, "step": 1.0}}, id="step-float"),
-    pytest.param(spliced(removedCount=0), id="explicit-removed-count-0"),
     pytest.param(spliced(removedCount="1"), id="removed-count-str"),
     pytest.param(spliced(target="later"), id="unknown-target"),
     pytest.param(spliced(outcome="dropped"), id="unknown-outcome"),
@@ -571,7 +570,7 @@ BAD_EVENTS = [
 
 @pytest.mark.parametrize("data", BAD_EVENTS)
 def test_formats_malformed_event_documents_raise_decode_error(data):
-    """Formats, D12: wrong shapes (missing/unknown keys, wrong JSON types) -> DecodeError."""
+    """Formats, D12, D40: wrong shapes (missing/unknown keys, wrong JSON types) -> DecodeError."""
     with pytest.raises(DecodeError):
         event_from_json(data)
 
@@ -721,13 +720,20 @@ def test_formats_tables_refuse_a_member_with_fields_but_no_row():
 def test_wire_scalars_encode_and_decode_as_declared():
     assert Scalar().decode([]) == []  # checks nothing: the subclasses say what a type is
     assert Int().decode(3) == 3
-    assert Int(check=False).decode("3") == "3"
+    assert Int(check=False).decoder is None  # building leaves the type to a constructor
+    with pytest.raises(DecodeError):  # but a document's shape is always checked (D40)
+        Int(check=False).decode("3")
     assert Nullable(Int()).decode(None) is None
     assert Nullable(Int()).encode(None) is None
     assert Nullable(Int()).encode(4) == 4
     assert Map(Int()).decode({"a": 1}) == {"a": 1}
     assert Array(Int()).encode((1, 2)) == [1, 2]
-    assert Array(Int(), check=False).decode("x") == "x"
+    assert Array(Int(), check=False).decoder is None
+    with pytest.raises(DecodeError):
+        Array(Int(), check=False).decode("x")
+    assert Map(Opaque()).decode({"a": [1]}, "data") == {"a": [1]}
+    with pytest.raises(DecodeError):
+        Map(Int()).decode([], "goal rounds")
     assert Opaque().encode(JsonObject({"a": (1,)})) == {"a": [1]}
     with pytest.raises(DecodeError):
         Nullable(Int()).decode("1")
@@ -736,20 +742,30 @@ def test_wire_scalars_encode_and_decode_as_declared():
 
 
 # ------------------------------------------------- which error a document raises
+# D40: the schema's shape anywhere -> DecodeError; else the first value that refuses.
 
 
 @pytest.mark.parametrize(
     ("data", "error"),
     [
-        # a splice checks its outcome before it builds its entries
+        # the whole document's shape first: an unknown outcome beats an entry's empty id
         (spliced(removedCount=1, outcome="lost",
                  inserted=[{"message": {**MESSAGE, "id": ""}, "contexts": [], "wakeup": True}]),
          DecodeError),
+        (spliced(removedCount=1, outcome="canceled",
+                 inserted=[{"message": {**MESSAGE, "id": ""}, "contexts": [], "wakeup": "no"}]),
+         DecodeError),
         (spliced(outcome=None, inserted=[{"message": MESSAGE, "contexts": [], "wakeup": True}]),
          None),  # a null optional key reads as absent (D12)
-        (spliced(removedCount=None), DecodeError),
+        (spliced(removedCount=None,
+                 inserted=[{"message": MESSAGE, "contexts": [], "wakeup": True}]),
+         None),  # in every optional key (D40)
+        (spliced(removedCount=0), InvalidInput),  # a value rule (D12)
         ({"type": "host/", "data": 1}, InvalidInput),  # the record's own rule
         ({"type": "host/x", "data": float("nan")}, InvalidInput),
+        ({"type": "turn/start", "data": {"turn": 0}}, InvalidInput),
+        ({"type": "turn/start", "data": {"turn": 1}, "seq": 4}, None),  # a log record
+        ({"type": "turn/start", "data": {"turn": 1}, "seq": "4"}, DecodeError),
         ({"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "aborted",
                                                              "reason": {"kind": "disposed"}}}},
          None),
@@ -764,6 +780,8 @@ def test_formats_event_decoding_errors(data, error):
 
 
 DECIDED = {"type": "pre-step-decided", "turn": 1, "step": 1, "decision": {"kind": "reject"}}
+INJECT = {"type": "send", "input": {"message": MESSAGE, "contexts": [MESSAGE],
+                                    "target": "next-step", "wakeup": False}}  # fmt: skip
 
 
 @pytest.mark.parametrize(
@@ -771,27 +789,91 @@ DECIDED = {"type": "pre-step-decided", "turn": 1, "step": 1, "decision": {"kind"
     [
         ({**DECIDED, "records": [{"type": "host/", "data": 1}]}, InvalidInput),
         ({**DECIDED, "records": [{"type": "host/x", "data": 1, "seq": 0}]}, DecodeError),
-        ({**DECIDED, "records": None}, DecodeError),
-        # fields are read in order: the decision's shape before the records' values
+        ({**DECIDED, "records": None}, None),  # null in an optional key: absent
+        ({**DECIDED, "turn": None}, DecodeError),  # null in a required key: a shape error
+        # the shape of the whole document first, whatever the order of its fields
         ({**DECIDED, "decision": {"kind": "maybe"}, "records": [{"type": "host/", "data": 1}]},
          DecodeError),
-        # then the command is built: its own rules come last
+        ({**DECIDED, "turn": 0, "records": [{"type": "turn/start", "data": {}}]}, DecodeError),
         ({**DECIDED, "turn": 0, "decision": {"kind": "maybe"}}, DecodeError),
         ({**DECIDED, "turn": 0}, InvalidInput),
+        ({**DECIDED, "turn": 1.0}, DecodeError),
         ({"type": "cancel", "cause": {"kind": "hook", "reason": 5}, "keepInbox": False},
-         DecodeError),  # a cause's fields are envelope fields
-        ({"type": "cancel", "cause": {"kind": "user"}, "keepInbox": 0}, InvalidInput),
+         DecodeError),
+        ({"type": "cancel", "cause": {"kind": "user"}, "keepInbox": 0}, DecodeError),
+        ({"type": "cancel", "cause": {"kind": "disposed"}, "keepInbox": False}, InvalidInput),
+        ({"type": "cancel", "cause": {"kind": "disposed"}, "keepInbox": "no"}, DecodeError),
         ({"type": "step-finished", "turn": 1, "step": 1,
-          "outcome": {"kind": "failed", "message": 5, "code": "c"}}, InvalidInput),
+          "outcome": {"kind": "failed", "message": 5, "code": "c"}}, DecodeError),
         ({"type": "splice", "target": "later", "start": 0, "deleteCount": 0, "inserted": []},
-         InvalidSplice),
-        ({"type": "send", "input": {"message": MESSAGE, "contexts": [MESSAGE],
-                                    "target": "next-step", "wakeup": False}}, InvalidInput),
+         DecodeError),
+        ({"type": "splice", "target": "next-turn", "start": 2**53, "deleteCount": 0,
+          "inserted": []}, InvalidSplice),
+        # among value errors the entries are built before the splice holding them
+        ({"type": "splice", "target": "next-turn", "start": 2**53, "deleteCount": 0,
+          "inserted": [{"message": {**MESSAGE, "id": ""}, "contexts": [], "wakeup": True}]},
+         InvalidInput),
+        (INJECT, InvalidInput),
+        ({**INJECT, "expect": {"kind": "turn", "turn": "2"}}, DecodeError),
+        ({**INJECT, "expect": None}, InvalidInput),
         ({"type": "send", "input": {"message": MESSAGE, "contexts": [],
                                     "target": "now", "wakeup": False}}, DecodeError),
+        ({"type": "send", "input": {"message": MESSAGE, "contexts": [],
+                                    "target": "next-turn", "wakeup": "yes"}}, DecodeError),
+        ({"type": "send", "input": {"message": {**MESSAGE, "source": {"kind": "user", "x": 1}},
+                                    "contexts": [], "target": "next-turn", "wakeup": True}},
+         DecodeError),
     ],
 )  # fmt: skip
 def test_formats_command_decoding_errors(data, error):
-    """The codec's contract: DecodeError for shape, the value's own error for its rules."""
-    with pytest.raises(error):
+    """D40: DecodeError for a shape error anywhere, else the value's own error."""
+    if error is None:
         command_from_json(data)
+    else:
+        with pytest.raises(error):
+            command_from_json(data)
+
+
+@pytest.mark.parametrize(
+    ("wire", "data", "fault"),
+    [
+        (Nullable(Int()), None, False),
+        (Nullable(Int()), "1", True),
+        (Map(Int()), {"a": 1}, False),
+        (Map(Int()), {"a": "1"}, True),
+        (Map(Int()), [], True),
+        (Opaque(object_only=True), [], True),
+        (Opaque(), [], False),
+        (Int(check=False), 3, False),
+        (codec.NOTIFICATION, {"type": "agent/error", "data": {"turn": 1, "step": None,
+                                                              "error": {"message": "m"}}}, True),
+        (codec.NOTIFICATION, {"type": "agent/error", "data": {"turn": 0, "step": None,
+                                                              "error": {"message": "m",
+                                                                        "code": "c"}}}, False),
+        (codec.EVENT, {"type": "hosts/x", "data": 1}, True),
+        (codec.EVENT, {"type": "host/", "data": 1}, False),  # a value rule: no shape fault
+        (codec.EVENT, {"type": "user/message", "data": {**MESSAGE, "id": ""}}, False),
+        (codec.EVENT, {"type": "user/message", "data": {**MESSAGE, "id": 1}}, True),
+        (codec.EVENT, {"type": "turn/start", "data": {"turn": 1}, "seq": 1.5}, True),
+        (codec.SOURCE, {"kind": "x-webhook", "anything": [1]}, False),
+        (codec.SOURCE, {"kind": "tool"}, True),
+        (codec.CAUSE, {"kind": "boss"}, True),
+    ],
+)  # fmt: skip
+def test_wire_shape_check_builds_nothing_and_says_decode_error(wire, data, fault):
+    """D40: the shape check alone (what ``decode`` runs when a value refused)."""
+    if fault:
+        with pytest.raises(DecodeError):
+            wire.check_shape(data, "document")
+    else:
+        assert wire.check_shape(data, "document") is None
+    assert Int(check=False).decode(3) == 3
+
+
+def test_wire_any_wire_decodes_a_whole_document_by_the_rule():
+    """D40 for a wire that is not a table (a list of messages): the shape first."""
+    empty_id, no_role = {**MESSAGE, "id": ""}, {k: v for k, v in MESSAGE.items() if k != "role"}
+    with pytest.raises(InvalidInput):
+        codec.MESSAGES.decode([empty_id, MESSAGE])
+    with pytest.raises(DecodeError):
+        codec.MESSAGES.decode([empty_id, no_role])

@@ -1,8 +1,9 @@
 """The inspector's fold (inbox_core/http/ui/fold.js) against the reference on random logs.
 
-Runs are drawn as the conformance kit draws them (``inbox_core.port.sequences.draw_run``:
-every intent, edits, cancels both ways, dispose, maintenance, host reports with records,
-crashes and Resume) and played on the reference; node folds each run's log and must give
+Runs are drawn as the conformance kit draws them (``inbox_core.port.generate.draw_run``,
+one seeded run each: every intent, edits, cancels both ways, dispose, maintenance, host
+reports with records, malformed commands, crashes and Resume, loads of corrupted logs) and
+played on the reference; node folds each run's log and must give
 the projection (R10), the fates (R32, first-seen order) and the transcript (R30) the
 reference gives. Numbers are compared as JavaScript holds them (doubles): the page parses
 JSON with ``JSON.parse``.
@@ -11,17 +12,16 @@ JSON with ``JSON.parse``.
 from __future__ import annotations
 
 import json
+import random
 import subprocess
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from inbox_core.codec import projection_to_json
-from inbox_core.port.conformance import CRASH, RESUME, ReferenceRun
-from inbox_core.port.sequences import draw_run
+from inbox_core.port.conformance import CRASH, ReferenceRun
+from inbox_core.port.generate import draw_run, resolve
 from inbox_core.port.server import reference_folds
 from tests.http_ui.node import JS_TESTS, ROOT, node
 
@@ -57,17 +57,29 @@ def folded(port: subprocess.Popen[str], log: list[Any]) -> Any:
     return answer
 
 
-@settings(max_examples=50)
-@given(st.data())
-def test_r10_r30_r32_fold_matches_the_reference_on_random_logs(
-    fold_port: subprocess.Popen[str], data: st.DataObject
-) -> None:
-    steps = draw_run(data, ("inbox", "core", "fates", "transcript"), 30)
+PARTS = ("inbox", "core", "fates", "transcript")
+
+
+def played(seed: int) -> ReferenceRun:
+    """The reference after the kit's run of ``seed``, played as the kit plays it."""
     reference = ReferenceRun()
-    for step in steps:
+    for spec in draw_run(random.Random(seed), PARTS, 30):
+        step = resolve(spec, reference, PARTS)
         if step == CRASH:
             reference = ReferenceRun(reference.log)
-        reference.apply(RESUME if step == CRASH else step)
+            reference.apply({"type": "resume"})
+        elif isinstance(step, dict) and "load" in step:
+            reference = reference.loaded(step["load"]) or reference
+        else:
+            reference.apply(step)
+    return reference
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_r10_r30_r32_fold_matches_the_reference_on_random_logs(
+    fold_port: subprocess.Popen[str], seed: int
+) -> None:
+    reference = played(seed)
     log = [{"seq": seq, **event} for seq, event in enumerate(reference.log_json())]
     got = folded(fold_port, log)
     want = as_javascript(projection_to_json(reference.state, reference.log))

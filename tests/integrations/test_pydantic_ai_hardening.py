@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -33,6 +34,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 from inbox_core import DurableEvent, event_from_json, event_to_json, limits, transcript
+from inbox_core.integrations._pydantic_ai_log import stored
 from inbox_core.integrations.pydantic_ai import (
     MODEL_ERROR,
     REQUEST,
@@ -358,6 +360,99 @@ async def test_r33_a_cancelled_error_a_tool_raises_is_a_tool_error() -> None:
     await agent.when_idle()
     ((_, end),) = turn_ends(agent)
     assert end["error"] == {"message": "tool 'flaky' raised CancelledError", "code": TOOL_ERROR}
+
+
+class Unusual(BaseException):
+    """Neither an Exception nor SystemExit, KeyboardInterrupt or GeneratorExit."""
+
+
+ESCAPING = {
+    "SystemExit": SystemExit(3),
+    "KeyboardInterrupt": KeyboardInterrupt(),
+    "GeneratorExit": GeneratorExit(),
+    "Unusual": Unusual("odd"),
+}
+"""What a provider, a tool or a listener may raise that is no ``Exception``: asyncio re-raises
+the first two out of the event loop from any task (every agent of a worker stopped, the
+process ended), the last two ended a task the host then ignored."""
+
+
+@pytest.mark.parametrize("name", list(ESCAPING))
+@run_async
+async def test_r37_r33_a_provider_raising_any_base_exception_is_a_model_error(name: str) -> None:
+    """R37 v4, R33: whatever the provider raises costs only the turn, code model-error
+    (SystemExit and KeyboardInterrupt ended the event loop, and with it the process)."""
+    script = Script.of(Reply(("Half ",), error=ESCAPING[name]), "fine")
+    agent = LoopAgent(PydanticAIHost(script.model))
+    agent.followup(msg("go"))
+    await asyncio.wait_for(agent.when_idle(), 30)
+    ((_, end),) = turn_ends(agent)
+    assert end["error"]["code"] == MODEL_ERROR
+    assert end["error"]["message"].startswith(name)
+    agent.followup(msg("again"))
+    await asyncio.wait_for(agent.when_idle(), 30)
+    assert turn_ends(agent)[-1] == (2, COMPLETED)
+
+
+@pytest.mark.parametrize("name", list(ESCAPING))
+@run_async
+async def test_r37_r33_a_tool_raising_any_base_exception_is_a_tool_error(name: str) -> None:
+    """R37 v4, R33: whatever a tool raises is a tool-error that ends the turn (SystemExit and
+    KeyboardInterrupt ended the process; GeneratorExit and other BaseExceptions were lost:
+    the turn went on ``completed`` as if the tool had never been called)."""
+
+    async def flaky() -> str:
+        raise ESCAPING[name]
+
+    script = Script.of(Reply([call("flaky", "{}")]), "never asked")
+    agent = LoopAgent(PydanticAIHost(script.model, tools=[flaky]))
+    agent.followup(msg("go"))
+    await asyncio.wait_for(agent.when_idle(), 30)
+    ((_, end),) = turn_ends(agent)
+    assert end["error"]["code"] == TOOL_ERROR
+    assert end["error"]["message"].startswith(f"tool 'flaky' raised {name}")
+
+
+@pytest.mark.parametrize("name", list(ESCAPING))
+@run_async
+async def test_r33_a_listener_raising_any_base_exception_ends_the_turn_with_its_name(
+    name: str,
+) -> None:
+    """R33: ``on_event`` raising anything ends the turn error with the exception's class name
+    as code, like a hook (SystemExit and KeyboardInterrupt ended the process)."""
+
+    def listener(turn: int, step: int, event: Any) -> None:
+        raise ESCAPING[name]
+
+    script = Script.of("hello", "fine")
+    agent = LoopAgent(PydanticAIHost(script.model, on_event=listener))
+    agent.followup(msg("go"))
+    await asyncio.wait_for(agent.when_idle(), 30)
+    ((_, end),) = turn_ends(agent)
+    assert end["error"]["code"] == name
+
+
+@run_async
+async def test_r37_records_are_made_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
+    """R37 (nothing blocks the event loop longer than a command's CPU work): a reply of 10^5
+    parts took 11 s of the loop to serialize, fit and read back as records, stalling every
+    agent of a worker. Each record is now made in a worker thread."""
+    from inbox_core.integrations import pydantic_ai
+
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+
+    def watched(record_type: str, message: ModelMessage) -> Any:
+        threads.append(threading.get_ident())
+        return stored(record_type, message)
+
+    monkeypatch.setattr(pydantic_ai, "stored", watched)
+    script = Script.of(Reply([call("fetch", "{}")]), "thanks")
+    agent = LoopAgent(PydanticAIHost(script.model, tools=[tool_returning("x")]))
+    agent.followup(msg("go"))
+    await asyncio.wait_for(agent.when_idle(), 30)
+    assert len(threads) == 4  # the admitted batch, the reply, the tool's return, the answer
+    assert loop_thread not in threads
 
 
 # ------------------------------------------------------- models that cannot stream (20)

@@ -61,3 +61,15 @@ def is_valid(name: str, document: object) -> bool:
 
 def documents() -> dict[str, dict[str, Any]]:
     return _documents()
+
+
+def integral_float(document: object) -> bool:
+    """Whether ``document`` holds a float with an integral value: ``1.0``, which JSON Schema
+    counts as an integer and the format does not (formats.md sections 1 and 10)."""
+    if isinstance(document, float):
+        return document.is_integer()
+    if isinstance(document, dict):
+        return any(integral_float(value) for value in document.values())
+    if isinstance(document, list):
+        return any(integral_float(value) for value in document)
+    return False

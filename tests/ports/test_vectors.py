@@ -249,13 +249,17 @@ def test_replay_error_vectors_check_the_seq() -> None:
 
 
 def test_undecodable_seed_fails() -> None:
+    """An undecodable seed event is refused at its index like one replay refuses (ports.md,
+    ``load``): a failure, or the vector's expected ``replayError``."""
     doc = copy.deepcopy(_doc("resume-crash-mid-step"))
     doc["seed"][1]["data"] = {"turn": "one"}
     result = run_vector(doc)
     assert not result.passed
-    assert result.problem.startswith("seed event 1:")
+    assert result.problem.startswith("seed does not replay: event 1: the event does not decode")
     doc["seed"][1] = {"type": ["turn/start"], "data": {"turn": 1}}  # codec TypeError workaround
-    assert run_vector(doc).problem.startswith("seed event 1: durable event: type must be")
+    assert "durable event: type must be" in run_vector(doc).problem
+    refused = {k: v for k, v in doc.items() if k not in ("commands", "final")}
+    assert run_vector({**refused, "commands": [], "replayError": {"seq": 1}}).passed
 
 
 def test_reference_exceptions_fail_the_vector(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -9,6 +9,7 @@ import pytest
 
 from inbox_core import Completed, Enter, MaxTokens
 from inbox_core.shell import LoopAgent
+from inbox_core.shell.host import closing
 
 from .support import (
     ScriptedHost,
@@ -91,6 +92,20 @@ async def test_D21_failed_step_ends_turn_error_and_pending_steer_opens_the_next(
     check_invariants(agent)
 
 
+class _Unusual(BaseException):
+    """Neither an Exception nor SystemExit/KeyboardInterrupt."""
+
+
+class _Unshowable:
+    """A return value whose repr (which a rejection's message shows) raises ``raised``."""
+
+    def __init__(self, raised: BaseException) -> None:
+        self.raised = raised
+
+    def __repr__(self) -> str:
+        raise self.raised
+
+
 @pytest.mark.parametrize(
     ("hook", "value", "code"),
     [
@@ -98,6 +113,9 @@ async def test_D21_failed_step_ends_turn_error_and_pending_steer_opens_the_next(
         ("pre_step", None, "InvalidInput"),
         ("run_step", None, "InvalidInput"),
         ("run_step", Enter(()), "InvalidInput"),
+        # R33: the driver died (and was restarted, asking the hook again, for ever)
+        ("run_step", _Unshowable(_Unusual("repr")), "_Unusual"),
+        ("pre_step", _Unshowable(GeneratorExit("repr")), "GeneratorExit"),
     ],
 )
 @run_async
@@ -153,6 +171,42 @@ async def test_host_cancelled_error_and_empty_messages_use_the_class_name() -> N
         (2, error_reason("LookupError", "LookupError")),
     ]
     check_invariants(agent)
+
+
+@run_async
+async def test_R33_R37_a_hook_raising_generator_exit_ends_its_turn_error() -> None:
+    """R33, R37 v4: a ``GeneratorExit`` a hook raises while the driver runs it is the hook's
+    failure like any other (before, the driver let it through as if its coroutine were being
+    closed: the driver task died, the turn stayed open and the agent ran forever)."""
+    host = ScriptedHost()
+    agent = LoopAgent(host)
+    agent.followup(msg("f1"))
+    (await host.next("pre_step")).fail(GeneratorExit("pre"))
+    agent.followup(msg("f2"))
+    (await host.next("pre_step")).enter()
+    (await host.next("run_step")).fail(GeneratorExit())
+    await asyncio.wait_for(agent.when_idle(), 10)
+    assert turn_ends(agent) == [
+        (1, error_reason("pre", "GeneratorExit")),
+        (2, error_reason("GeneratorExit", "GeneratorExit")),
+    ]
+    check_invariants(agent)
+
+
+def test_R37_closing_tells_a_closed_coroutine_from_a_raised_generator_exit() -> None:
+    """The one ``GeneratorExit`` to let through is a coroutine being closed: thrown in while
+    its task does not run (or with no loop at all)."""
+    assert closing(GeneratorExit(), None) is True  # no running loop
+    assert closing(ValueError(), None) is False
+
+    async def main() -> None:
+        me = asyncio.current_task()
+        assert closing(GeneratorExit(), me) is False  # raised while this task runs
+        other = asyncio.ensure_future(asyncio.sleep(0))
+        assert closing(GeneratorExit(), other) is True
+        await other
+
+    asyncio.run(main())
 
 
 @run_async

@@ -26,6 +26,7 @@ from inbox_core import InvalidInput, replay
 from inbox_core.commands import queue
 from inbox_core.events import TurnStarted
 from inbox_core.shell import (
+    CorruptLog,
     EchoHost,
     IncompatibleLog,
     LogUnavailable,
@@ -301,6 +302,56 @@ def test_r35_v4_a_command_cell_that_is_not_text_is_rejected_and_later_posts_appl
     assert row[:2] == ("rejected", "DecodeError"), row
     assert why in row[2], row
     assert after == ("applied", None, None)
+    store.close()
+
+
+FOREIGN_EVENTS = {
+    "an event that is not UTF-8": "CAST(X'7BFF7D' AS TEXT)",
+    "a BLOB event": "X'7B7D'",
+    "an event that is not JSON": "'nope'",
+}
+
+
+@pytest.mark.parametrize("event_sql", list(FOREIGN_EVENTS.values()), ids=list(FOREIGN_EVENTS))
+def test_r35_v4_a_foreign_events_row_is_corrupt_log_at_its_seq_and_costs_only_its_agent(
+    tmp_path: Path, event_sql: str
+) -> None:
+    """R35 v4, R10: an events row a foreign writer appended is ``CorruptLog`` naming its seq
+    for the owner, a watcher and a reader (an event cell that is not UTF-8 was
+    ``LogUnavailable``, "try again later", for the owner); a worker counts the agent failed
+    and serves the others; ``agent_ids`` names no phantom for a BLOB id."""
+    store = SqliteStore(tmp_path / "a.db")
+    bad, good = agent_name(), agent_name()
+    with store.log(bad) as log:
+        log.acquire()
+        log.append([TurnStarted(1)])
+    execute(store, f"INSERT INTO events VALUES (%s, 1, {event_sql})", bad)
+    execute(store, "INSERT INTO events VALUES (CAST(%s AS BLOB), 0, '{}')", good)
+    store.post(bad, queue(msg("waits")))
+    with store.log(bad) as log:
+        with pytest.raises(CorruptLog) as raised:
+            log.read()
+        assert raised.value.seq == 1
+        assert log.agent_ids() == [bad]
+    assert [seq for seq, _ in store.events(bad)] == [0]
+    with pytest.raises(CorruptLog):
+        store.events(bad, since=1)
+
+    async def main() -> None:
+        with pytest.raises(CorruptLog):
+            LoopAgent(EchoHost(), log=store.log(bad))
+        worker = Worker(store, lambda _: EchoHost(), idle_seconds=60, poll_seconds=0.02)
+        running = asyncio.ensure_future(worker.run())
+        try:
+            receipt = store.post(good, queue(msg("served")))
+            assert await store.wait(receipt, timeout=10) == PostApplied()
+            await until(lambda: worker.stats().failed >= 1, what="the corrupt agent's failure")
+            assert bad not in worker.agents
+        finally:
+            worker.stop()
+            await running
+
+    run_async(main)()
     store.close()
 
 

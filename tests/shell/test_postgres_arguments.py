@@ -29,6 +29,7 @@ BAD: dict[str, tuple[Any, Any, dict[str, Any]]] = {
     "lease 0": (UNREACHABLE, "a", {"lease_seconds": 0}),
     "lease negative": (UNREACHABLE, "a", {"lease_seconds": -1.0}),
     "lease past a day": (UNREACHABLE, "a", {"lease_seconds": 86_401}),
+    "lease of a nanosecond": (UNREACHABLE, "a", {"lease_seconds": 1e-9}),
     "lease str": (UNREACHABLE, "a", {"lease_seconds": "30"}),
     "lease bool": (UNREACHABLE, "a", {"lease_seconds": True}),
     "conninfo None": (None, "a", {}),

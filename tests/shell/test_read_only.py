@@ -68,8 +68,9 @@ async def take(store: SqliteStore | PostgresStore, agent: str, count: int) -> li
 
 
 def test_r36_v4_reading_a_v1_file_leaves_it_exactly_as_it_was(tmp_path: Path) -> None:
-    """R36 v4: watch, events, outcome and wait on a v1 file read agent "default" and change
-    no byte: no migration, no switch to WAL, no table, no file beside it."""
+    """R36 v4: watch, events, outcome, wait, pending and has_owner on a v1 file read agent
+    "default" and change no byte: no migration, no switch to WAL, no table, no file beside
+    it (pending migrated the file, has_owner created the lock file beside it)."""
     path = v1_file(tmp_path / "v1.db")
     before = snapshot(tmp_path)
 
@@ -83,6 +84,8 @@ def test_r36_v4_reading_a_v1_file_leaves_it_exactly_as_it_was(tmp_path: Path) ->
                 store.outcome(Receipt("default", 1))
             with pytest.raises(UnknownReceipt):
                 await store.wait(Receipt("default", 1), timeout=1)
+            assert store.pending("default") == []
+            assert store.has_owner("default") is False
         finally:
             store.close()
 
@@ -277,6 +280,10 @@ async def main():
         print("outcome", type(store.outcome(Receipt(agent, 1))).__name__, flush=True)
     except InboxCoreError as error:
         print("outcome", type(error).__name__, flush=True)
+    try:
+        print("pending", len(store.pending(agent)), "served", store.has_owner(agent), flush=True)
+    except InboxCoreError as error:
+        print("pending", type(error).__name__, flush=True)
     seen = 0
     async for seq, event in store.watch(agent):
         seen += 1
@@ -342,7 +349,8 @@ def seal(folder: Path) -> None:
 
 
 def test_r36_v4_a_user_who_may_only_read_watches_a_closed_log(readable_tree: Path) -> None:
-    """R36 v4: in a directory it cannot write, an unprivileged user reads, asks an outcome
+    """R36 v4: in a directory it cannot write, an unprivileged user reads, asks an outcome,
+    lists the pending posts (LogUnavailable before: ``pending`` opened the file to write)
     and watches a cleanly closed log; nothing in the directory changes."""
     logs = readable_tree / "logs"
     path = logs / "agents.db"
@@ -356,13 +364,19 @@ def test_r36_v4_a_user_who_may_only_read_watches_a_closed_log(readable_tree: Pat
     reader = run_reader(readable_tree, path, "a", 2)
     out, err = reader.communicate(timeout=90)
     assert reader.returncode == 0, err
-    assert out.splitlines() == ["now 2", "outcome PostPending", "watched 2"], err
+    assert out.splitlines() == [
+        "now 2",
+        "outcome PostPending",
+        "pending 1 served False",
+        "watched 2",
+    ], err
     assert snapshot(logs) == before
 
 
 def test_r36_v4_a_user_who_may_only_read_follows_a_live_writer(readable_tree: Path) -> None:
     """R36 v4: the same user follows a log while its writer appends (through the writer's
-    -wal and -shm): it sees the new events, and creates no file."""
+    -wal and -shm): it sees the new events and that the agent is served (``has_owner``
+    said False: its lock test needed a writable lock file), and creates no file."""
     logs = readable_tree / "logs"
     path = logs / "agents.db"
     with SqliteLog(path, agent_id="a") as log:
@@ -375,6 +389,7 @@ def test_r36_v4_a_user_who_may_only_read_follows_a_live_writer(readable_tree: Pa
         assert reader.stdout is not None
         assert reader.stdout.readline().strip() == "now 1", reader.stderr.read()
         assert reader.stdout.readline().strip() == "outcome PostPending"
+        assert reader.stdout.readline().strip() == "pending 1 served True"
         log.append([TurnStarted(2)])
         log.append([TurnStarted(3)])
         out, err = reader.communicate(timeout=90)

@@ -266,6 +266,56 @@ async def test_r29_r37_a_lease_taken_over_is_let_go(pg: str) -> None:
     store.close()
 
 
+@pytest.mark.postgres
+@run_async
+async def test_r29_r37_leases_are_renewed_on_time_whatever_the_poll(pg: str) -> None:
+    """R29, R37: the worker renews every third of a lease, also while it waits ``poll_seconds``
+    for work: a lease shorter than that wait lapsed between two looks (at the default 1 s
+    poll, any lease under about 1 s), so that other workers could take its agents over."""
+    store = PostgresStore(pg)
+    agent_id = f"beat-{uuid.uuid4().hex}"
+    worker = Worker(
+        store, lambda a: EchoHost(), idle_seconds=600, poll_seconds=600, lease_seconds=1.5
+    )
+    running = asyncio.ensure_future(worker.run())
+    try:
+        receipt = store.post(agent_id, followup(msg("x")))
+        assert isinstance(await store.wait(receipt, timeout=10), PostApplied)
+        for _ in range(4):  # well past the lease, with no post to wake the worker
+            await asyncio.sleep(1.0)
+            assert await asyncio.to_thread(store.has_owner, agent_id), "the lease lapsed"
+        assert agent_id in worker.agents
+    finally:
+        worker.stop()
+        await running
+        store.close()
+
+
+@pytest.mark.postgres
+def test_r35_v4_r37_one_unrenewable_lease_row_stops_no_other_renewal(pg: str) -> None:
+    """R35 v4, R37: a worker renews all its leases in one statement; when a foreign writer
+    made one agent's row unrenewable (a lease no interval holds), that statement failed for
+    every agent, and every lease of the worker lapsed. Now each is renewed alone then: only
+    that agent is reported lost."""
+    import psycopg
+
+    store = PostgresStore(pg)
+    bad, good = (f"renew-{uuid.uuid4().hex}" for _ in range(2))
+    logs = [store.log(agent, lease_seconds=30) for agent in (bad, good)]
+    for log in logs:
+        log.acquire()
+    assert store.renew(logs) == set()
+    with psycopg.connect(pg, autocommit=True) as conn:
+        conn.execute(
+            "UPDATE inbox_core_owners SET lease_seconds = 'Infinity' WHERE agent_id = %s", (bad,)
+        )
+    assert store.renew(logs) == {bad}
+    logs[1].renew()  # still its owner
+    for log in logs:
+        log.close()
+    store.close()
+
+
 # --------------------------------------------------------------- command line
 
 

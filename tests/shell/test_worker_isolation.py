@@ -69,16 +69,20 @@ class Raising(EchoHost):
 async def test_R37_a_factory_or_hook_raising_any_base_exception_costs_only_its_agent(
     tmp_path: Path,
 ) -> None:
-    """R37, R33: factories raising ``SystemExit`` or a bare ``BaseException`` subclass count
-    as that agent's failed opening (its post waits); hooks raising them end that agent's
-    turn with the exception's class name as the code; the worker serves the others and
-    stops when asked."""
+    """R37, R33: factories raising ``SystemExit``, ``GeneratorExit`` or a bare
+    ``BaseException`` subclass count as that agent's failed opening (its post waits); hooks
+    raising them end that agent's turn with the exception's class name as the code; the
+    worker serves the others and stops when asked. (A factory's ``GeneratorExit`` ended the
+    whole worker, a hook's killed the agent's driver with its turn left open: both were
+    taken for the coroutine being closed.)"""
     store = SqliteStore(tmp_path / "x.db")
     plan: dict[str, Any] = {
         "factory-exit": SystemExit(2),
         "factory-unusual": Unusual("no host"),
+        "factory-closing": GeneratorExit("no host"),
         "step-exit": Raising("run_step", SystemExit("step")),
         "pre-unusual": Raising("pre_step", Unusual("pre")),
+        "step-closing": Raising("run_step", GeneratorExit("step")),
     }
 
     def factory(agent_id: str) -> Any:
@@ -91,17 +95,20 @@ async def test_R37_a_factory_or_hook_raising_any_base_exception_costs_only_its_a
     running = asyncio.ensure_future(worker.run())
     try:
         receipts = {a: store.post(a, followup(msg(a))) for a in [*plan, "fine"]}
-        for agent in ("fine", "step-exit", "pre-unusual"):
+        hooks = ("step-exit", "pre-unusual", "step-closing")
+        for agent in ("fine", *hooks):
             assert await store.wait(receipts[agent], timeout=5) == PostApplied()
-        await until(lambda: worker.stats().failed >= 2)
-        for agent in ("step-exit", "pre-unusual"):
+        await until(lambda: worker.stats().failed >= 3)
+        for agent in hooks:
             await until(lambda a=agent: worker.agents[a].status == "idle")  # type: ignore[misc]
             await worker.agents[agent].durable()
         assert not running.done(), "the worker must survive its agents"
         assert store.outcome(receipts["factory-exit"]) == PostPending()
         assert store.outcome(receipts["factory-unusual"]) == PostPending()
+        assert store.outcome(receipts["factory-closing"]) == PostPending()
         assert error_codes(store, "step-exit") == ["SystemExit"]
         assert error_codes(store, "pre-unusual") == ["Unusual"]
+        assert error_codes(store, "step-closing") == ["GeneratorExit"]
         assert error_codes(store, "fine") == []
     finally:
         worker.stop()

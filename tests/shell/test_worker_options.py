@@ -22,8 +22,8 @@ from inbox_core.cli import main
 from inbox_core.cli.serving import FactoryError, load_factory
 from inbox_core.shell import EchoHost, PostgresStore, SqliteStore, Worker, open_store
 from inbox_core.shell.durations import MAX_SECONDS
+from inbox_core.shell.stores.base import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
 from inbox_core.shell.stores.opening import parse_store
-from inbox_core.shell.stores.postgres.schema import MAX_LEASE_SECONDS
 from inbox_core.shell.worker import MAX_AGENTS, MIN_POLL_SECONDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,7 +38,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "idle_seconds": (0.0, MAX_SECONDS, False),
     "poll_seconds": (MIN_POLL_SECONDS, MAX_SECONDS, True),
     "grace": (0.0, MAX_SECONDS, True),
-    "lease_seconds": (0.0, MAX_LEASE_SECONDS, False),
+    "lease_seconds": (MIN_LEASE_SECONDS, MAX_LEASE_SECONDS, True),
 }
 
 
@@ -84,6 +84,7 @@ def test_R26_R37_a_duration_option_is_accepted_exactly_inside_its_range(
         ({"grace": -1}, "grace"),
         ({"grace": "30"}, "grace"),
         ({"lease_seconds": 1e9}, "lease_seconds"),
+        ({"lease_seconds": 1e-9}, "lease_seconds"),
         ({"name": ""}, "name"),
         ({"name": "a\nb"}, "name"),
         ({"name": "\ud800"}, "name"),
@@ -118,10 +119,12 @@ def test_R37_a_lease_postgres_cannot_hold_is_refused_when_the_worker_is_built(pg
     "option",
     [
         ["--lease-seconds", "1e9"],
+        ["--lease-seconds", "1e-9"],
         ["--max-agents", "1" + "0" * 30],
         ["--idle-seconds", "1e300"],
         ["--poll-seconds", "1e-9"],
         ["--stats-seconds", "1e10"],
+        ["--stats-seconds", "1e-9"],
         ["--grace", "-1"],
         ["--grace", "nan"],
         ["--name", ""],

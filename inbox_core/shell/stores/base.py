@@ -41,11 +41,22 @@ if TYPE_CHECKING:
     from inbox_core.shell.stores.tokens import TokenTable
     from inbox_core.shell.stores.wakes import Wake
 
-__all__ = ["MAX_LEASE_SECONDS", "CheckpointLog", "ClosesOnExit", "EventLog", "Store", "Tail"]
+__all__ = [
+    "MAX_LEASE_SECONDS",
+    "MIN_LEASE_SECONDS",
+    "CheckpointLog",
+    "ClosesOnExit",
+    "EventLog",
+    "Store",
+    "Tail",
+]
 
 MAX_LEASE_SECONDS: Final = 86_400.0
 """The longest lease a store holds (a day: a longer lease would leave a dead worker's agents
 unserved for longer than that); a worker refuses a longer one when given (R37 v4)."""
+MIN_LEASE_SECONDS: Final = 0.001
+"""The shortest lease: a shorter one lapses before any renewal could reach the database
+(and below a microsecond PostgreSQL's interval holds none at all)."""
 
 
 class EventLog(Protocol):

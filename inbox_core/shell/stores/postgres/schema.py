@@ -16,7 +16,7 @@ import weakref
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core.errors import InvalidInput
-from inbox_core.shell.stores.base import MAX_LEASE_SECONDS
+from inbox_core.shell.stores.base import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS
 from inbox_core.shell.stores.connections import PerThread
 from inbox_core.shell.stores.posts import create_table
 
@@ -32,6 +32,7 @@ __all__ = [
     "PG_POSTS",
     "DEFAULT_LEASE_SECONDS",
     "MAX_LEASE_SECONDS",
+    "MIN_LEASE_SECONDS",
     "PgConnections",
     "connection_source",
     "create_tables",
@@ -309,11 +310,11 @@ def lease_seconds(value: object) -> float:
         not isinstance(value, (int, float))
         or isinstance(value, bool)
         or not math.isfinite(value)
-        or not 0 < value <= MAX_LEASE_SECONDS
+        or not MIN_LEASE_SECONDS <= value <= MAX_LEASE_SECONDS
     ):
         raise InvalidInput(
-            f"lease_seconds must be a number of seconds in (0, {MAX_LEASE_SECONDS:g}], "
-            f"got {value!r:.80}"
+            f"lease_seconds must be a number of seconds in [{MIN_LEASE_SECONDS:g}, "
+            f"{MAX_LEASE_SECONDS:g}], got {value!r:.80}"
         )
     return float(value)
 

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core import limits
-from inbox_core.errors import InvalidInput
+from inbox_core.errors import InvalidInput, LogFenced
 from inbox_core.events import DurableEvent
 from inbox_core.shell.stores.base import ClosesOnExit, Tail
 from inbox_core.shell.stores.directory import AgentSummary
@@ -208,8 +208,13 @@ class PostgresStore(ClosesOnExit):
             "epochs": [log.epoch for log in held],
             "owners": [log.token for log in held],
         }
-        with self._connection("renew") as conn:
-            renewed = {str(agent) for (agent,) in conn.execute(RENEW_MANY, args).fetchall()}
+        try:
+            with self._connection("renew") as conn:
+                renewed = {str(agent) for (agent,) in conn.execute(RENEW_MANY, args).fetchall()}
+        except LogUnavailable:
+            if len(held) == 1:
+                raise
+            return lost | _renew_each(held)
         return lost | {log.agent_id for log in held if log.agent_id not in renewed}
 
     def _wake(self, key: str) -> Wake:
@@ -295,3 +300,23 @@ class PostgresStore(ClosesOnExit):
 
     def __repr__(self) -> str:
         return "PostgresStore(<conninfo>)"
+
+
+def _renew_each(logs: Sequence[Any]) -> set[str]:
+    """The leases of ``logs`` renewed one at a time, after their one statement failed (R35
+    v4: a row of one agent, say a lease a foreign writer made no interval can hold, stops
+    no other renewal): the agents whose own renewal failed or was fenced. ``LogUnavailable``
+    when every one failed so (the store is down: nobody is let go for it)."""
+    failed: set[str] = set()
+    down: LogUnavailable | None = None
+    for log in logs:
+        try:
+            log.renew()
+        except LogFenced:
+            failed.add(log.agent_id)
+        except LogUnavailable as error:
+            failed.add(log.agent_id)
+            down = error
+    if down is not None and len(failed) == len(logs):
+        raise down
+    return failed

@@ -432,12 +432,13 @@ class SqliteLog(ClosesOnExit):
         return results
 
     def agent_ids(self) -> list[str]:
-        """Every agent with at least one event in this database, sorted."""
+        """Every agent with at least one event in this database, sorted (an id a foreign
+        writer stored as a BLOB or as bytes that are not UTF-8 names no agent)."""
         with self._errors("read"):
             rows = self.connection.execute(
                 "SELECT DISTINCT agent_id FROM events ORDER BY agent_id"
             ).fetchall()
-        return [str(agent_id) for (agent_id,) in rows]
+        return [agent_id for (agent_id,) in rows if isinstance(agent_id, str)]
 
     def __len__(self) -> int:
         with self._errors("count"):

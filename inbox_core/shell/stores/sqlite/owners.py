@@ -76,9 +76,9 @@ class OwnerFile:
 
     __slots__ = ("fd", "identity", "owners", "path")
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, *, create: bool = True) -> None:
         self.path = path
-        self.fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        self.fd = os.open(path, os.O_RDWR | os.O_CLOEXEC | (os.O_CREAT if create else 0), 0o644)
         stat = os.fstat(self.fd)
         self.identity = (stat.st_dev, stat.st_ino)
         self.owners: dict[str, object] = {}
@@ -158,12 +158,28 @@ def held_elsewhere(db_path: str, agent_ids: list[str]) -> set[str]:
             return set()  # no owner ever locked in this file's lock file (R36 v4: create none)
         if owner_file is None or not owner_file.intact():
             try:
-                owner_file = OwnerFile(lock_path)
+                owner_file = OwnerFile(lock_path, create=False)
+            except PermissionError:  # a user who may only read: test through a read-only fd
+                return _held_read_only(lock_path, agent_ids)
             except OSError:
-                return set()  # acquire will say what is wrong
+                return set()  # none there (acquire says what else is wrong)
             _OWNER_FILES[lock_path] = owner_file
         fd, mine = owner_file.fd, owner_file.owners
         return {agent for agent in agent_ids if agent in mine or _held(fd, _lock_offset(agent))}
+
+
+def _held_read_only(lock_path: str, agent_ids: list[str]) -> set[str]:
+    """``held_elsewhere`` through a descriptor of its own, opened read-only (the lock test
+    needs no write access) and closed again: this process holds no lock on that file, as
+    it has no writable descriptor of it, so closing one drops nothing."""
+    try:
+        fd = os.open(lock_path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return set()
+    try:
+        return {agent for agent in agent_ids if _held(fd, _lock_offset(agent))}
+    finally:
+        os.close(fd)
 
 
 def drop_lock(owner_file: OwnerFile, agent_id: str, token: object) -> None:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from inbox_core.shell.stores.connections import PerThread
-from inbox_core.shell.stores.posts import PostOutcome
+from inbox_core.shell.stores.posts import PendingPost, PostOutcome
 from inbox_core.shell.stores.sqlite import posts as sqlite_posts
 from inbox_core.shell.stores.sqlite.log import read_only
 from inbox_core.shell.stores.sqlite.schema import (
@@ -43,7 +43,7 @@ from inbox_core.shell.stores.sqlite.schema import (
     stored_text,
 )
 
-__all__ = ["SqliteReader", "event_rows", "outcomes"]
+__all__ = ["SqliteReader", "event_rows", "outcomes", "pending"]
 
 T = TypeVar("T")
 
@@ -128,6 +128,16 @@ def event_rows(
     if kind == "v1" and agent_id == "default":  # a v1 file holds agent "default" only
         return conn.execute(_EVENTS_V1, (since, limit))
     return iter(())
+
+
+def pending(
+    conn: sqlite3.Connection, kind: str, path: str, agent_id: str, limit: int
+) -> list[PendingPost]:
+    """The agent's oldest ``limit`` unconsumed posts (none in a v1 or empty file, or one no
+    poster wrote to yet)."""
+    if kind != "v2" or not sqlite_posts.has_posts(conn, path):
+        return []
+    return sqlite_posts.pending(conn, agent_id, limit)
 
 
 def outcomes(

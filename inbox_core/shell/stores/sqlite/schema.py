@@ -566,6 +566,7 @@ class SqliteConnections(PerThread[sqlite3.Connection]):
             conn = sqlite3.connect(
                 self.path, timeout=self.timeout, isolation_level=None, check_same_thread=False
             )
+        conn.text_factory = stored_text  # a row that is not UTF-8: CorruptLog at its seq
         try:
             with sqlite_errors(self.path, "open", self.timeout):
                 if prepare:

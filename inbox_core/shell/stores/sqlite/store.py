@@ -203,8 +203,11 @@ class SqliteStore(ClosesOnExit):
 
     def pending(self, agent_id: str, limit: int = 100) -> list[PendingPost]:
         agent, count = limits.agent_id(agent_id), checked_limit(limit)
-        with self._connection("read posts") as conn:
-            return sqlite_posts.pending(conn, agent, count)
+
+        def page(conn: sqlite3.Connection, kind: str) -> list[PendingPost]:
+            return sqlite_reading.pending(conn, kind, self._path, agent, count)
+
+        return self._reading().read(page, absent=[])  # read-only, like outcome (R36 v4)
 
     def _wake(self, key: str) -> Wake:
         return SqliteWake(self._path, key)
