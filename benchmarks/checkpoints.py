@@ -5,7 +5,8 @@ what the owner's checkpoint keeping costs the commit path; the cyclic GC while o
 [--sizes 1000,10000,100000,1000000] [--stores sqlite,postgres] [--rounds 5]
 [--pg CONNINFO | --pg-cluster] [--out F]``
 
-*opening*: one log per size (prefixes of one ``big_log``), written as an owner writes
+*opening*: one log per size (prefixes of one ``big_log`` ending a turn, so that opening
+writes nothing: at most 6 events short of the size), written as an owner writes
 (``write_group``), then opened again and again with ``LoopAgent.open`` (acquire, read, fold,
 ``Resume``, no checkpoint written: ``checkpoint_every=None``) in three ways, side by side in
 every round in a rotating order: *end* (the checkpoint an owner leaves at detach, at the
@@ -56,7 +57,7 @@ from benchmarks.failover import scratch_database
 from benchmarks.many_agents import big_log, load
 from inbox_core import create_user_message
 from inbox_core.checkpoint import checkpoint_to_json, take
-from inbox_core.events import DurableEvent
+from inbox_core.events import DurableEvent, TurnEnded
 from inbox_core.limits import dump_json
 from inbox_core.replay import LogFold
 from inbox_core.shell import EchoHost, LoopAgent, MemoryLog, PostgresStore, SqliteLog, SqliteStore
@@ -126,6 +127,16 @@ async def _open_once(store: Any, agent: str) -> tuple[float, int]:
     return elapsed, gen2
 
 
+def idle_length(history: Sequence[DurableEvent], size: int) -> int:
+    """The longest prefix of ``history`` of at most ``size`` events that ends a turn: an
+    idle log, so that opening it writes nothing (a prefix cut mid-turn would make every
+    opening's ``Resume`` close or run a turn, and time a commit)."""
+    for length in range(min(size, len(history)), 0, -1):
+        if isinstance(history[length - 1], TurnEnded):
+            return length
+    raise ValueError(f"no turn ends in the first {size} events")
+
+
 WAYS: dict[str, Callable[[int], int | None]] = {
     "end": lambda size: size,
     "behind": lambda size: max(1, size - (DEFAULT_EVERY - 1)),
@@ -145,11 +156,12 @@ def opening(
 ) -> dict[str, Any]:
     history = big_log(max(sizes))
     agents = {size: f"open-{name}-{size}-{uuid.uuid4().hex[:6]}" for size in sizes}
+    lengths = {size: idle_length(history, size) for size in sizes}
     plant = Planter(store, history)
     for size, agent in agents.items():
         start = time.perf_counter()
-        write_log(store, agent, history[:size])
-        plant(agent, size)  # makes the table before a round deletes a checkpoint
+        write_log(store, agent, history[: lengths[size]])
+        plant(agent, lengths[size])  # makes the table before a round deletes a checkpoint
         _log(f"opening {name}: {size} events written in {time.perf_counter() - start:.1f} s")
     pin = store.log("pin", checkpoint_every=None)  # as a worker's other agents keep the pool
     times: dict[tuple[str, int], list[float]] = {}
@@ -167,7 +179,7 @@ def opening(
                     if round_ >= whole_rounds:
                         continue
                     repeats = 1
-                plant(agents[size], WAYS[way](size))
+                plant(agents[size], WAYS[way](lengths[size]))
                 runs = []
                 for _ in range(repeats):
                     gc.collect()
@@ -190,6 +202,7 @@ def opening(
             values = times.get((way, size), [])
             if values:
                 rows[size] = {
+                    "events": lengths[size],
                     "open_ms": statistics.median(values) * 1000,
                     "min_ms": min(values) * 1000,
                     "rounds": len(values),

@@ -22,6 +22,7 @@ def test_opening_keeping_gc_and_decode_report_their_figures(tmp_path: Path) -> N
     for way in ("end", "behind", "none"):
         for size in (300, 600):
             assert _positive(opening["ways"][way][size]["open_ms"]), (way, size)
+            assert size - 7 < opening["ways"][way][size]["events"] <= size  # ends a turn
     keeping = checkpoints.keeping(str(tmp_path), rounds=1, n=3)
     assert _positive(keeping["sqlite/default"]["x_none"])
     gc_figures = checkpoints.gc_cost(str(tmp_path), repeat=1, sizes=(100, 300))
