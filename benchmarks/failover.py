@@ -26,6 +26,12 @@ process until its first log line), *placement* (until B began to open the first 
 worker thread, replay on the loop, 8 at a time) and *the rest* (until the last agent's
 work is durable). Where opening goes is measured alone on one of the logs (fetch, decode,
 replay, the whole ``LoopAgent``), with a cProfile of the decode.
+
+The workers' host restores from the tail an opening reads (from the newest checkpoint on,
+R41; worker A writes one right after opening each log); ``FAILOVER_RESTORE=whole`` gives
+them a host with only ``restore(events)``, which reads every log whole (issue 20's figures).
+``--checkpointed`` also plants, before A starts, the checkpoint a periodic owner leaves
+(at the last multiple of ``checkpoint_every``: none below 4,096 events).
 """
 
 from __future__ import annotations
@@ -50,6 +56,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from benchmarks.failover_host import restore_mode
 from benchmarks.many_agents import big_log, load, percentile
 from inbox_core import create_user_message, event_to_json, followup, replay
 from inbox_core.checkpoint import checkpoint_to_json, take
@@ -457,6 +464,7 @@ def failover_store(
         "store": kind,
         "agents": agents,
         "events_per_log": len(history),
+        "host_restore": restore_mode(),
         "lease_seconds": lease if kind == "postgres" else None,
         "lease_left_at_kill_s": list(lease_left) if lease_left else None,
         "a_ready_s": a_ready,
