@@ -26,6 +26,12 @@ process until its first log line), *placement* (until B began to open the first 
 worker thread, replay on the loop, 8 at a time) and *the rest* (until the last agent's
 work is durable). Where opening goes is measured alone on one of the logs (fetch, decode,
 replay, the whole ``LoopAgent``), with a cProfile of the decode.
+
+The workers' host restores from the tail an opening reads (from the newest checkpoint on,
+R41; worker A writes one right after opening each log); ``FAILOVER_RESTORE=whole`` gives
+them a host with only ``restore(events)``, which reads every log whole (issue 20's figures).
+``--checkpointed`` also plants, before A starts, the checkpoint a periodic owner leaves
+(at the last multiple of ``checkpoint_every``: none below 4,096 events).
 """
 
 from __future__ import annotations
@@ -50,10 +56,15 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
+from benchmarks.failover_host import restore_mode
 from benchmarks.many_agents import big_log, load, percentile
 from inbox_core import create_user_message, event_to_json, followup, replay
+from inbox_core.checkpoint import checkpoint_to_json, take
 from inbox_core.events import DurableEvent
+from inbox_core.limits import dump_json
+from inbox_core.replay import LogFold
 from inbox_core.shell import EchoHost, LoopAgent, PostgresStore, SqliteStore
+from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY
 from inbox_core.shell.stores.rows import decode_rows
 from inbox_core.shell.stores.writers import Part
 
@@ -61,6 +72,7 @@ ROOT = Path(__file__).resolve().parents[1]
 HOST = "benchmarks.failover_host:host"
 TARGET_SLACK_S = 5.0
 GROUP = 25  # agents per transaction while the logs are made
+CHUNK = 5_000  # events of each agent per transaction
 
 
 def _log(line: str) -> None:
@@ -249,16 +261,31 @@ def _wait(what: str, ready: Callable[[], bool], timeout: float, worker: Worker) 
 # -------------------------------------------------------------- making logs
 
 
-def make_logs(store: Any, ids: Sequence[str], history: list[DurableEvent]) -> float:
-    """Write ``history`` into every agent's log (``GROUP`` agents per transaction), then post
-    two followups to each; seconds taken."""
+def make_logs(
+    store: Any, ids: Sequence[str], history: list[DurableEvent], checkpointed: bool = False
+) -> float:
+    """Write ``history`` into every agent's log (``GROUP`` agents per transaction, at most
+    ``CHUNK`` events of each), then post two followups to each; seconds taken.
+    ``checkpointed``: each log also gets the checkpoint an owner writing one every
+    ``DEFAULT_EVERY`` events would have left last (R41), so that worker A opens it from there."""
     start = time.perf_counter()
+    at = len(history) - len(history) % DEFAULT_EVERY
+    checkpoint = take(LogFold().feed(history[:at])) if checkpointed and at else None
     for first in range(0, len(ids), GROUP):
-        logs = [store.log(agent_id) for agent_id in ids[first : first + GROUP]]
+        group = ids[first : first + GROUP]
+        logs = [store.log(agent_id, checkpoint_every=None) for agent_id in group]
         for log in logs:
             log.acquire()
-        errors = logs[0].write_group([Part(log, history) for log in logs])
-        assert not any(errors), errors
+        for chunk in range(0, len(history), CHUNK):
+            part = history[chunk : chunk + CHUNK]
+            errors = logs[0].write_group([Part(log, part) for log in logs])
+            assert not any(errors), errors
+        if checkpoint is not None:
+            items = [
+                (log, at, dump_json(checkpoint_to_json(checkpoint, log.agent_id))) for log in logs
+            ]
+            errors = logs[0].write_checkpoints(items)
+            assert not any(errors), errors
         for log in logs:
             log.close()
     for k in (1, 2):
@@ -358,6 +385,7 @@ def failover_store(
     folder: str,
     log: Callable[[str], None] = _log,
     timeout: float = 600.0,
+    checkpointed: bool = False,
 ) -> dict[str, Any]:
     """One failover run over ``target`` (an SQLite path, or a PostgreSQL conninfo)."""
     run = uuid.uuid4().hex[:6]
@@ -369,7 +397,7 @@ def failover_store(
         store = PostgresStore(target)
         spec = pg_url(target)
     history = big_log(events)
-    made = make_logs(store, ids, history)
+    made = make_logs(store, ids, history, checkpointed)
     log(f"failover {kind}: {agents} logs of {len(history)} events made in {made:.1f} s")
     costs = open_costs(store, ids[0])
     probe = Probe(kind, target)
@@ -436,6 +464,7 @@ def failover_store(
         "store": kind,
         "agents": agents,
         "events_per_log": len(history),
+        "host_restore": restore_mode(),
         "lease_seconds": lease if kind == "postgres" else None,
         "lease_left_at_kill_s": list(lease_left) if lease_left else None,
         "a_ready_s": a_ready,
@@ -492,18 +521,21 @@ def run_all(
     events: int,
     lease: float,
     log: Callable[[str], None] = _log,
+    checkpointed: bool = False,
 ) -> dict[str, Any]:
     """The failover on SQLite (FULL: what ``inbox-core serve`` opens) if any SQLite store is
     asked for, and on PostgreSQL (a scratch database) if asked for and ``conninfo`` is set."""
     out: dict[str, Any] = {}
     if any(s.startswith("sqlite") for s in stores):
         path = os.path.join(folder, f"failover-{uuid.uuid4().hex[:6]}.db")
-        out["sqlite"] = failover_store("sqlite", path, agents, events, lease, folder, log)
+        out["sqlite"] = failover_store(
+            "sqlite", path, agents, events, lease, folder, log, checkpointed=checkpointed
+        )
         _report(out["sqlite"], log)
     if "postgres" in stores and conninfo is not None:
         with scratch_database(conninfo) as scratch:
             out["postgres"] = failover_store(
-                "postgres", scratch, agents, events, lease, folder, log
+                "postgres", scratch, agents, events, lease, folder, log, checkpointed=checkpointed
             )
         _report(out["postgres"], log)
     return out
@@ -528,6 +560,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--lease", type=float, default=3.0)
     parser.add_argument("--pg", default=None)
     parser.add_argument("--pg-cluster", action="store_true")
+    parser.add_argument(
+        "--checkpointed",
+        action="store_true",
+        help="make each log with the checkpoint a periodic owner leaves (R41)",
+    )
     parser.add_argument("--out", type=Path, default=None)
     args = parser.parse_args(argv)
     stores = [s.strip() for s in args.stores.split(",") if s.strip()]
@@ -538,7 +575,15 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         with tempfile.TemporaryDirectory(prefix="inbox-failover-") as folder:
-            result = run_all(stores, folder, conninfo, args.agents, args.events, args.lease)
+            result = run_all(
+                stores,
+                folder,
+                conninfo,
+                args.agents,
+                args.events,
+                args.lease,
+                checkpointed=args.checkpointed,
+            )
     finally:
         if cleanup is not None:
             cleanup()

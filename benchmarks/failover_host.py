@@ -10,8 +10,12 @@ each turn stopped, one line each, in ``$FAILOVER_TIMES``:
 - ``factory``: the worker asked for the agent's host: its log object exists and
   ``LoopAgent.open`` is about to acquire it (number 0);
 - ``restored``: ``LoopAgent.open`` acquired and read the log (in a worker thread) and
-  replayed it (on the loop), and hands the events to the host (``restore``, as a
-  ``RestoringHost``); ``Resume`` follows at once (number: events read);
+  replayed it, and hands what it read to the host; ``Resume`` follows at once (number:
+  events handed over). By default the host restores from the tail the opening read
+  (``restore_tail``: from the newest checkpoint on, R41, as a host that needs no more
+  does); with ``$FAILOVER_RESTORE=whole`` it has only ``restore(events)`` (a
+  ``RestoringHost``), so every opening reads and decodes the whole log (the figures
+  before issue 32);
 - ``step``: a step started (number: the turn);
 - ``stopping``: the turn ended (``turn_stopping``; number: the turn).
 """
@@ -25,6 +29,7 @@ from typing import IO, Any
 
 from inbox_core.commands import StepOutcome
 from inbox_core.shell import AbortSignal, EchoHost
+from inbox_core.shell.stores.checkpoints import LogHistory
 
 _OUT: dict[str, IO[str]] = {}
 
@@ -44,9 +49,6 @@ class TimedHost(EchoHost):
         super().__init__(delay=delay)
         self.agent_id = agent_id
 
-    def restore(self, events: Sequence[Any]) -> None:
-        note("restored", self.agent_id, len(events))
-
     async def run_step(self, turn: int, step: int, signal: AbortSignal) -> StepOutcome:
         note("step", self.agent_id, turn)
         return await super().run_step(turn, step, signal)
@@ -56,6 +58,27 @@ class TimedHost(EchoHost):
         await super().turn_stopping(turn, signal)
 
 
+class TailHost(TimedHost):
+    def restore_tail(self, history: LogHistory) -> None:
+        note("restored", self.agent_id, len(history.events))
+
+
+class WholeLogHost(TimedHost):
+    def restore(self, events: Sequence[Any]) -> None:
+        note("restored", self.agent_id, len(events))
+
+
+def restore_mode() -> str:
+    """``$FAILOVER_RESTORE``: ``tail`` (the default) or ``whole``."""
+    mode = os.environ.get("FAILOVER_RESTORE", "tail")
+    if mode not in ("tail", "whole"):
+        raise ValueError(f"FAILOVER_RESTORE must be tail or whole, got {mode!r}")
+    return mode
+
+
 def host(agent_id: str) -> TimedHost:
     note("factory", agent_id, 0)
-    return TimedHost(agent_id, float(os.environ.get("FAILOVER_DELAY", "0")))
+    delay = float(os.environ.get("FAILOVER_DELAY", "0"))
+    if restore_mode() == "whole":
+        return WholeLogHost(agent_id, delay)
+    return TailHost(agent_id, delay)

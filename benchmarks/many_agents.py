@@ -67,7 +67,7 @@ from inbox_core.shell.stores.writers import Part, ThreadWriter
 from inbox_core.shell.worker import OPENING_AT_ONCE
 
 SCHEMA = "inbox_core.bench.b7/2"
-PATHS = ("thread", "inline", "memory", "thread_nogc")
+PATHS = ("thread", "inline", "memory", "thread_nogc", "thread_frozen")
 """The Worker's path; the old synchronous one; MemoryLog (no I/O at all: what the same work
 costs the loop by itself); the Worker's path with the cyclic GC off (a diagnostic)."""
 TARGET_P99_MS = 20.0
@@ -472,7 +472,7 @@ async def run_path(
     run = uuid.uuid4().hex[:8]
     ids = [f"b7-{path}-{run}-{i}" for i in range(agents)]
     recorder = Recorder()
-    threaded = path in ("thread", "thread_nogc")
+    threaded = path in ("thread", "thread_nogc", "thread_frozen")
     writer: RecordingWriter | None = RecordingWriter(recorder) if threaded else None
     gc.collect()
     if path == "thread_nogc":
@@ -487,6 +487,8 @@ async def run_path(
             else:
                 opened = [LoopAgent(EchoHost(), log=store.log(i, recorder)) for i in ids]
             await asyncio.sleep(0.005)  # the tick a synchronous open delayed lands in this phase
+            if path == "thread_frozen":
+                gc.freeze()  # what a Worker does after opening a batch (shell.md section 13)
             served = ticker.mark()
             busy = list(recorder.busy)
             cpu = time.thread_time(), time.process_time()
@@ -498,12 +500,15 @@ async def run_path(
             latencies: list[float] = []
             if paced > 0:
                 await asyncio.sleep(0.05)
+                if path == "thread_frozen":
+                    gc.freeze()  # and again once its agents settled (its next quiet look)
                 pacing = ticker.mark()
                 latencies = await _paced(opened, paced, seed)
                 paced_end = ticker.mark()
             await asyncio.sleep(0.005)
     finally:
         gc.enable()
+        gc.unfreeze()
     turns = sum(agent.state.last_turn for agent in opened) - len(latencies)
     assert turns == agents * followups, (turns, agents * followups)
     for agent in opened:

@@ -108,6 +108,7 @@ def b7_table(b7: dict[str, Any], markdown: bool) -> str:
 LABELS = {
     "thread": "ThreadWriter",
     "thread_nogc": "ThreadWriter, GC off",
+    "thread_frozen": "ThreadWriter, gc.freeze()",
     "inline": "inline (before)",
     "memory": "MemoryLog (no I/O)",
 }

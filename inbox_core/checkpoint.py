@@ -14,7 +14,8 @@ The form (specs/formats.md, "Checkpoints"; schema ``specs/schema/checkpoint.sche
      "lastTurn": 7, "nextTurn": [entry...], "nextStep": [entry...],
      "turn": null | {"step": 2, "stepOpen": true, "admitting": false,
                      "claim": {"nextStep": [entry...], "nextTurn": [entry...]},
-                     "abort": cause | null}}
+                     "abort": cause | null},
+     "goalRounds": {"goal id": rounds, ...}}
 
 ``digest`` is the SHA-256, in lowercase hex, of the UTF-8 compact JSON text
 (``limits.dump_json``) of ``event_to_json`` of the event at ``seq - 1``: the
@@ -33,7 +34,7 @@ from inbox_core.errors import DecodeError, InvalidInput, shown
 from inbox_core.events import DurableEvent
 from inbox_core.replay import Checkpoint, LogFold, OpenTurn
 from inbox_core.state import Claim
-from inbox_core.wire import Array, Bool, Field, Int, Nullable, Record, Str
+from inbox_core.wire import Array, Bool, Field, Int, Map, Nullable, Record, Str
 
 __all__ = [
     "CHECKPOINT_VERSION",
@@ -70,6 +71,7 @@ CHECKPOINT: Final = Record(
         Field("next_turn", ENTRIES),
         Field("next_step", ENTRIES),
         Field("turn", Nullable(OPEN_TURN)),
+        Field("goal_rounds", Map(Int(1))),
     ),
 )
 """The checkpoint's own fields; the document adds ``version`` and ``agent``."""

@@ -38,6 +38,7 @@ if str(ROOT) not in sys.path:  # run as a script: make ``inbox_core`` importable
     sys.path.insert(0, str(ROOT))
 
 from inbox_core import (  # noqa: E402
+    checkpoint,
     codec,
     errors,
     limits,
@@ -153,6 +154,17 @@ DESCRIPTIONS = {
     "fate": "fates(log) (R32): the one current fate of an accepted MessageId.",
     "transcriptBlock": "transcript(log) (R30): a turn with its steps, admitted messages and "
     "host records, or the records written while no turn was open.",
+    "checkpoint": "What replay keeps after the first 'seq' events of one agent's log (R41, "
+    "specs/formats.md 'Checkpoints'): a cache beside the log, never part of it. A reader uses "
+    "it only if it decodes under this version, names the agent whose log it reads, 'seq' is at "
+    "most the log's length and 'digest' is the SHA-256 of the compact JSON text of the event at "
+    "seq - 1; otherwise it folds the whole log. Ids pending in nextTurn and nextStep are unique. "
+    "A checkpoint is no input: one that breaks a value rule is a DecodeError too, ignored alike.",
+    "openTurn": "Where the turn the log leaves open (number lastTurn) stands: the last step "
+    "started (0 before the first), whether it is open, whether a user/message may follow "
+    "(admitting), the claim no decision answered yet, and its turn/abort's cause.",
+    "claim": "What the open turn's last boundary claimed, awaiting the pre-step decision (what "
+    "a Resume would restore, R27).",
 }
 
 
@@ -464,6 +476,22 @@ def vector_file() -> dict[str, Json]:
     )
 
 
+def checkpoint_file() -> dict[str, Json]:
+    """The checkpoint document (``inbox_core.checkpoint``): its version and agent around the
+    fields of ``CHECKPOINT``; shapes only, like every schema (value rules as comments)."""
+    file = SchemaFile("checkpoint")
+    properties, optional = file.fields(checkpoint.CHECKPOINT.fields)
+    envelope = {
+        "version": {"const": checkpoint.CHECKPOINT_VERSION},
+        "agent": file.schema(Str(min_length=1, max_length=limits.MAX_AGENT_ID_LENGTH)),
+    }
+    if list(envelope) != list(checkpoint.ENVELOPE):
+        raise SchemaError(f"checkpoint envelope changed: {checkpoint.ENVELOPE}")
+    digest = properties["digest"] | {"$comment": "value rule (not shape): 64 lowercase hex digits"}
+    body = closed({**envelope, **properties, "digest": digest}, optional)
+    return file.document("Checkpoint", {"description": DESCRIPTIONS["checkpoint"], **body})
+
+
 SCHEMAS = {
     "message": lambda: root_file("message", "UserMessage"),
     "entry": lambda: root_file("entry", "Entry"),
@@ -483,6 +511,7 @@ SCHEMAS = {
     ),
     "command": lambda: root_file("command", "Command"),
     "vector": vector_file,
+    "checkpoint": checkpoint_file,
 }
 
 

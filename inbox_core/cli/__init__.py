@@ -43,6 +43,7 @@ from inbox_core.cli.render import (
 from inbox_core.cli.replay import run_replay
 from inbox_core.cli.serving import run_serve
 from inbox_core.limits import MAX_SAFE_INTEGER
+from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY as DEFAULT_CHECKPOINT_EVERY
 from inbox_core.vectors import run_vector_file, vector_files
 
 PACKAGE_ROOT: Final = Path(__file__).resolve().parents[2]
@@ -215,10 +216,13 @@ omitted). Reading changes nothing and creates no file: a cleanly closed
 SQLite log is read in a directory the user cannot write. An undecodable
 record, a seq gap or an event replay rejects makes the command exit 1,
 naming the seq of the first bad event; so does a path that is no log (a
-directory, a FIFO, another application's database).""",
+directory, a FIFO, another application's database). --check-checkpoints
+also compares every checkpoint stored beside an SQLite log (R41) with the
+state replay has at its seq, one line each, and exits 1 on any mismatch.""",
         """\
 examples:
   inbox-core replay session.db
+  inbox-core replay agents.db --agent-id bob --check-checkpoints
   inbox-core replay log.jsonl --events     # also list every event
   inbox-core replay log.jsonl --json       # the projection as JSON (vector 'final' form)
   inbox-core replay agents.db --agent-id bob --transcript""",
@@ -453,6 +457,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="the agent to read from an SQLite file (default: 'default'; a file holding other"
         " agents only must name one); not for JSON Lines",
     )
+    replay_cmd.add_argument(
+        "--check-checkpoints",
+        action="store_true",
+        help="compare every stored checkpoint with the replay at its seq (exit 1 on a mismatch)",
+    )
 
     vectors = command("vectors", _cmd_vectors)
     vectors.add_argument(
@@ -647,6 +656,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="S",
         help="at a stop, abandon a hook that ignores its abort signal after S s (default 30;"
         " a second signal abandons at once)",
+    )
+    serve.add_argument(
+        "--checkpoint-every",
+        type=_positive,
+        default=DEFAULT_CHECKPOINT_EVERY,
+        metavar="N",
+        help="write each agent's checkpoint about every N events (R41; default"
+        f" {DEFAULT_CHECKPOINT_EVERY})",
     )
     serve.add_argument(
         "--stats-seconds",

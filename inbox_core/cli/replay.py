@@ -1,4 +1,5 @@
-"""``inbox-core replay``: read a log (SQLite or JSON Lines), check it, print what it holds."""
+"""``inbox-core replay``: read a log (SQLite or JSON Lines), check it, print what it holds;
+``--check-checkpoints`` compares every stored checkpoint with the replay (R41)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,15 @@ from inbox_core.events import (
 )
 from inbox_core.history import FATE_KINDS, RecordsTranscript, fates, goal_rounds, transcript
 from inbox_core.replay import replay
+from inbox_core.shell.stores.checkpoints import Verdict, verify
 from inbox_core.shell.stores.errors import CorruptLog, IncompatibleLog
 from inbox_core.shell.stores.jsonl import iter_json_lines
-from inbox_core.shell.stores.sqlite.log import SQLITE_HEADER, iter_sqlite_log, sqlite_agent_ids
+from inbox_core.shell.stores.sqlite.log import (
+    SQLITE_HEADER,
+    iter_sqlite_log,
+    sqlite_agent_ids,
+    sqlite_checkpoints,
+)
 from inbox_core.shell.stores.sqlite.schema import FILE_KINDS
 from inbox_core.state import AgentState
 
@@ -190,6 +197,14 @@ def run_replay(args: argparse.Namespace) -> int:
         if problem.seq:
             err(f"(seq 0..{problem.seq - 1} are valid; the first bad event is seq {problem.seq})")
         return EXIT_FAILURE
+    verdicts = None
+    if args.check_checkpoints:
+        try:
+            verdicts = check_checkpoints(path, kind, events, args.agent_id)
+        except NotALog as error:
+            err(f"inbox-core replay: {path}: {error}")
+            return EXIT_FAILURE
+    status = EXIT_OK if all(v.ok for v in verdicts or ()) else EXIT_FAILURE
     if args.json:
         document = {
             "log": str(path),
@@ -198,12 +213,44 @@ def run_replay(args: argparse.Namespace) -> int:
             "projection": projection_to_json(state, events),
             "fates": fate_counts(events),
         }
-        out(json.dumps(document, indent=2, ensure_ascii=False))
-        return EXIT_OK
+        if verdicts is not None:
+            document["checkpoints"] = [
+                {"seq": v.stored_seq, "ok": v.ok, **({"why": v.why} if v.why else {})}
+                for v in verdicts
+            ]
+        out(json.dumps(document, indent=2, ensure_ascii=False, default=repr))
+        return status
     _print_projection(path, kind, events, state)
     if args.transcript:
         _print_transcript(events)
-    return EXIT_OK
+    if verdicts is not None:
+        _print_verdicts(kind, verdicts)
+    return status
+
+
+def check_checkpoints(
+    path: Path, kind: str, events: Sequence[DurableEvent], agent_id: str | None
+) -> list[Verdict]:
+    """Every checkpoint stored beside the log against the replay at its seq (R41); none
+    beside a JSON Lines log. Read-only, like the log's read."""
+    if kind != "SQLite":
+        return []
+    agent = choose_agent(path, agent_id)
+    try:
+        stored = sqlite_checkpoints(path, agent)
+    except InboxCoreError as error:
+        raise NotALog(f"reading its checkpoints failed: {error}") from None
+    return verify(events, stored, agent)
+
+
+def _print_verdicts(kind: str, verdicts: Sequence[Verdict]) -> None:
+    if not verdicts:
+        out("checkpoints: none" + (" (a JSON Lines log keeps none)" if kind != "SQLite" else ""))
+        return
+    bad = sum(not v.ok for v in verdicts)
+    out(f"checkpoints: {len(verdicts)}, {bad} mismatched")
+    for verdict in verdicts:
+        out(printable(verdict.line()))
 
 
 def fate_counts(events: Sequence[DurableEvent]) -> dict[str, int]:

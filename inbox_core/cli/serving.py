@@ -155,6 +155,7 @@ def _run(args: argparse.Namespace, shutdown: Shutdown) -> int:
             lease_seconds=args.lease_seconds,
             grace=args.grace,
             name=args.name,
+            checkpoint_every=args.checkpoint_every,
         )
     except InvalidInput as error:
         err(f"inbox-core serve: {error}")

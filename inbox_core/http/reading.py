@@ -1,8 +1,8 @@
 """The reading endpoints (R39): an agent, one of its posts, its events, its folds, the list.
 
-Every answer is what the store holds when it is read: the agent resource replays the log
-once (in a worker thread, like every store call) and answers the brief's keys of its
-projection, the folds are those of ``fates`` and
+Every answer is what the store holds when it is read: the agent resource folds the log from
+its newest checkpoint (R41: the events after it; in a worker thread, like every store
+call), the folds are those of ``fates`` and
 ``transcript`` in the JSON the port protocol's ``fold`` answers, and an agent nobody wrote
 to is idle and empty, never 404.
 """
@@ -15,7 +15,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from inbox_core import limits
-from inbox_core.codec import event_to_json, fates_to_json, projection_to_json, transcript_to_json
+from inbox_core.codec import (
+    PROJECTION,
+    ProjectionView,
+    event_to_json,
+    fates_to_json,
+    transcript_to_json,
+)
 from inbox_core.errors import InvalidInput
 from inbox_core.http.auth import Access
 from inbox_core.http.door import FrontDoor
@@ -25,7 +31,7 @@ from inbox_core.http.posting import outcome_json
 from inbox_core.http.problem import Problem, json_bytes
 from inbox_core.http.sse import EventStream, wants_events
 from inbox_core.http.store import PAGE, read_log
-from inbox_core.replay import replay
+from inbox_core.shell.stores.checkpoints import open_tail
 from inbox_core.shell.stores.posts import Receipt, UnknownReceipt
 
 __all__ = [
@@ -82,11 +88,12 @@ async def get_agent(door: FrontDoor, request: Request) -> Response:
     _, agent = await _agent(door, request)
 
     def read() -> dict[str, Any]:
-        events = read_log(door.store, agent)
-        projection = projection_to_json(replay(events))  # the state only: no fold of the log
+        store = door.store
+        fold = open_tail(store.read_tail(agent), agent, lambda: read_log(store, agent)).fold
+        projection = PROJECTION.encode(ProjectionView.of(fold.state()))  # no fold of the log
         state = {key: projection[key] for key in AGENT_STATE_KEYS}
-        pending = door.store.pending_count(agent)
-        return {"agent": agent, "seq": len(events), **state, "pendingPosts": pending}
+        pending = store.pending_count(agent)
+        return {"agent": agent, "seq": fold.seq, **state, "pendingPosts": pending}
 
     return json_response(await door.run(read))
 

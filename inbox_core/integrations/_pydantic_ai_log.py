@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any, Final
 
 from pydantic_ai.messages import (
@@ -21,7 +21,7 @@ from pydantic_core import to_json, to_jsonable_python
 
 from inbox_core import limits
 from inbox_core.errors import InvalidInput
-from inbox_core.events import HostRecord
+from inbox_core.events import DurableEvent, HostRecord
 from inbox_core.history import RecordsTranscript, TranscriptBlock, TurnTranscript
 from inbox_core.integrations._fit import escaped, fit_json
 from inbox_core.json_values import json_size, thaw_json
@@ -175,10 +175,23 @@ def model_messages(blocks: Iterable[TranscriptBlock]) -> list[ModelMessage]:
     Other host records are left out. A record of these types that does not hold
     a pydantic-ai message of its kind raises ``InvalidInput``.
     """
+    return records_history(_host_records(blocks))
+
+
+def records_history(records: Iterable[DurableEvent]) -> list[ModelMessage]:
+    """``model_messages`` of a log's events in log order (its host records; any other
+    event is passed over): what a tail from the newest summary on is enough for."""
     history: list[ModelMessage] = []
-    for record in _host_records(blocks):
+    for record in records:
+        if not isinstance(record, HostRecord):
+            continue
         if record.type in (REQUEST, RESPONSE):
             history.append(_message(record))
         elif record.type == SUMMARY:
             history = [_message(record)]
     return history
+
+
+def summarized(events: Sequence[DurableEvent]) -> bool:
+    """Whether ``events`` hold a summary record (what ends a backwards read of a log)."""
+    return any(isinstance(event, HostRecord) and event.type == SUMMARY for event in events)

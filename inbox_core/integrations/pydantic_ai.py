@@ -23,9 +23,11 @@ its ``Agent`` graph:
   left unanswered).
 - ``compact`` is a maintenance job (R31): the same model summarizes the history
   into one ``host/pydantic-ai/summary`` record that replaces what came before.
-- ``restore(events)``, called by ``LoopAgent`` when it is built over a log,
+- ``restore_tail(history)``, called by ``LoopAgent`` when it is built over a log,
   rebuilds the history from the log alone (R30), so a restarted process or
-  another worker goes on with the same conversation.
+  another worker goes on with the same conversation: from the newest summary on,
+  reading the log backwards from the events opening read (R41), the whole log only
+  when it holds no summary. ``restore(events)`` does the same from a whole log.
 
 Every record's data is one model message in the JSON form pydantic-ai
 serializes to (``ModelMessagesTypeAdapter``), fitted to the log's limits when it
@@ -85,10 +87,13 @@ from inbox_core.integrations._pydantic_ai_log import (
     SUMMARY,
     describe,
     model_messages,
+    records_history,
     stored,
+    summarized,
 )
 from inbox_core.json_values import JsonObject, thaw_json
 from inbox_core.shell.host import AbortSignal, Recorded, closing
+from inbox_core.shell.stores.checkpoints import LogHistory
 from inbox_core.values import UserMessage
 
 __all__ = [
@@ -319,6 +324,18 @@ class PydanticAIHost:
     def restore(self, events: Sequence[DurableEvent]) -> None:
         """Rebuild the history from the log's events (``RestoringHost``; R30)."""
         self._history = model_messages(transcript(events))
+        self._tools = None
+
+    def restore_tail(self, history: LogHistory) -> None:
+        """Rebuild the history from a bounded tail (SH11, R41): the events the agent's
+        opening read, then earlier pages read backwards, until the newest summary (which
+        replaces everything before it); the whole log only when it holds none."""
+        pages: list[Sequence[DurableEvent]] = []
+        for page in history.pages():
+            pages.append(page)
+            if summarized(page):
+                break
+        self._history = records_history(event for page in reversed(pages) for event in page)
         self._tools = None
 
     def user_part(self, message: UserMessage) -> UserPromptPart:

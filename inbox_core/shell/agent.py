@@ -61,7 +61,6 @@ from inbox_core.commands import (
 from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.events import HostRecord, Status
 from inbox_core.inbox import Inbox
-from inbox_core.replay import replay
 from inbox_core.shell import durations
 from inbox_core.shell.commit import CommitPath, Subscriber, needs_owner
 from inbox_core.shell.driver import Driver
@@ -69,8 +68,9 @@ from inbox_core.shell.errors import AgentDetached, DriverStopped
 from inbox_core.shell.host import AbortSignal, Host, Recorded, run_job
 from inbox_core.shell.serving import PostServer
 from inbox_core.shell.stores.base import EventLog
+from inbox_core.shell.stores.checkpoints import Keeper, LogHistory, Opened, open_log
 from inbox_core.shell.stores.memory import MemoryLog
-from inbox_core.shell.stores.writers import INLINE, Writer
+from inbox_core.shell.stores.writers import INLINE, Writer, background
 from inbox_core.state import AgentState
 from inbox_core.values import (
     Entry,
@@ -95,6 +95,30 @@ MaintenanceJob = Callable[[AbortSignal], Awaitable[Iterable[HostRecord] | Record
 T = TypeVar("T")
 _LOG_METHODS: Final = ("acquire", "release", "append", "read")
 _HOST_HOOKS: Final = ("pre_step", "run_step", "turn_stopping")
+
+
+def _open(host: Host, log: EventLog) -> Opened:
+    """Read and fold ``log`` (blocking: its reads), from its newest checkpoint where it
+    keeps them (R41), and restore a host that restores from a tail (SH11). A host with only
+    ``restore(events)`` needs every event: the log is then read whole."""
+    restore_tail = getattr(host, "restore_tail", None)
+    whole = restore_tail is None and getattr(host, "restore", None) is not None
+    opened = open_log(log, whole=whole)
+    if restore_tail is not None:
+        restore_tail(LogHistory(log, opened.start, opened.events))
+    return opened
+
+
+def _keeper(log: EventLog, writer: Writer, opened: Opened) -> Keeper | None:
+    """The owner's checkpoints of ``log`` (R41), or None: a log that keeps none (a host's
+    own) or whose owner writes none (``checkpoint_every=None``)."""
+    if not callable(getattr(log, "write_checkpoints", None)):
+        return None
+    every = getattr(log, "checkpoint_every", None)
+    if every is None:
+        return None
+    submit = getattr(writer, "checkpoint", None) or background().submit
+    return Keeper(log, opened, submit, every=every, lazy=bool(getattr(log, "in_memory", False)))
 
 
 def _check_has(value: object, what: str, methods: tuple[str, ...]) -> None:
@@ -134,22 +158,23 @@ class LoopAgent:
         log, writer = self._checked(host, log, writer)
         log.acquire()  # R29: before reading; LogOwned leaves everything untouched
         try:
-            self._start(host, log, writer, log.read(), serve_now=True)
+            self._start(host, log, writer, _open(host, log), serve_now=True)
         except BaseException:
             log.release()  # a log we cannot resume is not held
             raise
 
     @classmethod
     async def open(cls, host: Host, *, log: EventLog, writer: Writer | None = None) -> LoopAgent:
-        """``LoopAgent(host, log=log, writer=writer)`` with the log's acquire and read in a
-        worker thread, so the event loop is not blocked by them (R37). Posts that waited are
-        applied by the serving task, before any later post."""
+        """``LoopAgent(host, log=log, writer=writer)`` with the log's acquire, read and fold in
+        a worker thread, so the event loop is not blocked by them (R37); a host's
+        ``restore_tail`` runs there too. Posts that waited are applied by the serving task,
+        before any later post."""
         agent = cls.__new__(cls)
         log, writer = agent._checked(host, log, writer)
         await asyncio.to_thread(log.acquire)
         try:
-            events = await asyncio.to_thread(log.read)
-            agent._start(host, log, writer, events, serve_now=False)
+            opened = await asyncio.to_thread(_open, host, log)
+            agent._start(host, log, writer, opened, serve_now=False)
         except BaseException:
             await asyncio.to_thread(log.release)
             raise
@@ -171,24 +196,29 @@ class LoopAgent:
         host: Host,
         log: EventLog,
         writer: Writer,
-        events: list[Any],
+        opened: Opened,
         *,
         serve_now: bool,
     ) -> None:
         self._host = host
         self._log = log
         self._server: PostServer | None = None
-        self._released = False
+        self._released = False  # the release has begun (after the last checkpoint)
+        self._log_released = False  # and the log is given back
         self._abandoned: asyncio.Task[None] | None = None  # a hook detach gave up on
         self._end_owed = False  # a maintenance end the log refused: retried (R31)
         path = self._path = CommitPath(
-            log, writer, replay(events), subject=self, after_settle=self._after_settle
+            log, writer, opened.fold.state(), subject=self, after_settle=self._after_settle
         )
+        keeper = self._keeper = path.keeper = _keeper(log, writer, opened)
         self._driver = Driver(host, path, self._maybe_release)
-        if (restore := getattr(host, "restore", None)) is not None:
-            restore(events)  # a RestoringHost rebuilds its memory from the log (SH11)
+        restore = getattr(host, "restore", None)
+        if restore is not None and getattr(host, "restore_tail", None) is None:
+            restore(opened.events)  # a RestoringHost rebuilds its memory (SH11): all of it
         self._resumed = bool(path.apply(Resume()).durable)  # D8: a no-op unless needed
         path.record((), work=needs_owner(path.head))  # R37: what the log says of its owner
+        if keeper is not None:
+            keeper.opened()  # R41: an opening that folded a long tail saves the next one
         self._server = PostServer.attach(path, log)  # R35: a log that holds posts is served
         if self._server is not None:
             if serve_now:
@@ -387,6 +417,7 @@ class LoopAgent:
             self._path.apply(Dispose())
         await self._wait_until(self._is_idle, "aclose")
         self._stop_serving()
+        await self._final_checkpoint()
         self._log.release()  # converged: nothing more to write (R29)
 
     @overload
@@ -484,11 +515,16 @@ class LoopAgent:
     def _restore_host(self) -> None:
         """Rebuild a ``RestoringHost``'s memory from the log after the log refused records
         it had folded in (SH11); a failure here is reported, never raised."""
+        restore_tail = getattr(self._host, "restore_tail", None)
         restore = getattr(self._host, "restore", None)
-        if restore is None:
+        if restore_tail is None and restore is None:
             return
         try:
-            restore(self._log.read())
+            events = self._log.read()
+            if restore_tail is not None:
+                restore_tail(LogHistory(self._log, 0, events))
+            elif restore is not None:
+                restore(events)
         except Exception as error:
             self._path.report_error(
                 "inbox_core.shell: restoring the host from the log failed", error
@@ -532,6 +568,8 @@ class LoopAgent:
             with contextlib.suppress(DriverStopped):  # a failed write: the log has the rest
                 await path.durable()
         self._maybe_release()
+        while self._released and not self._log_released:  # its last checkpoint is on its way
+            await path.wait()
 
     def _abandon(self, driver: asyncio.Task[None], grace: float | None) -> None:
         """Give up on a hook that outlived its grace: cancel its task, release without it."""
@@ -548,7 +586,8 @@ class LoopAgent:
             self._server.stop()  # posts wait for the next owner (R35)
 
     def _maybe_release(self) -> None:
-        """Release the log once detached, no hook runs and no write is on its way (R29)."""
+        """Release the log once detached, no hook runs and no write is on its way (R29),
+        after its last checkpoint is written (R41: the owner writes it, off the loop)."""
         if (
             not self._path.closed
             or self._released
@@ -558,10 +597,32 @@ class LoopAgent:
             return
         self._released = True
         self._stop_serving()
+        keeper = self._keeper
+        if keeper is None or not keeper.final(lambda _error: self._release_log()):
+            self._release_log()
+
+    def _release_log(self) -> None:
+        self._log_released = True
         try:
             self._log.release()
         except InboxCoreError as error:  # e.g. LogUnavailable: the lease lapses on its own
             logger.warning("detach: releasing the log failed: %s", error, exc_info=error)
+        self._path.wake_waiters()  # a detach waiting for it
+
+    async def _final_checkpoint(self) -> None:
+        """Write the checkpoint of everything durable, if one is due (R41), and wait for it
+        (its failure is logged by the writer: a checkpoint is a cache)."""
+        keeper = self._keeper
+        if keeper is None:
+            return
+        written: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+        def done(_error: BaseException | None) -> None:
+            if not written.done():
+                written.set_result(None)
+
+        if keeper.final(done):
+            await written
 
     def subscribe(self, callback: Subscriber) -> Callable[[], None]:
         """Receive notifications of every command committed from now on, in commit order.

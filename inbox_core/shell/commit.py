@@ -32,7 +32,7 @@ import asyncio
 import logging
 from collections import deque
 from collections.abc import Callable, Sequence
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core.commands import Command
 from inbox_core.events import Notification
@@ -44,6 +44,9 @@ from inbox_core.shell.stores.posts import Consumed
 from inbox_core.shell.stores.writers import INLINE, Part, Writer, write_alone
 from inbox_core.state import AgentState, Transition
 from inbox_core.values import ParentCause
+
+if TYPE_CHECKING:
+    from inbox_core.shell.stores.checkpoints import Keeper
 
 __all__ = ["CommitPath", "Subscriber", "needs_owner"]
 
@@ -103,6 +106,7 @@ class CommitPath:
         "head",
         "issued",
         "job_signal",
+        "keeper",
         "log",
         "lost",
         "posts_decided",
@@ -133,6 +137,7 @@ class CommitPath:
         self.lost = False  # a deferred write failed: the agent stopped (R37)
         self.closed = False  # detached: writes nothing more, announces nothing (R29)
         self.posts_decided = 0
+        self.keeper: Keeper | None = None  # R41: folds what is durable, writes checkpoints
         self.issued = 0  # writes handed to the writer so far
         self.settled = 0  # of them, adopted (or dropped by a failure)
         self._unsettled: deque[_Unsettled] = deque()
@@ -192,6 +197,8 @@ class CommitPath:
             self.head = head
             self.issued = self.settled = number
             self.posts_decided += len(consumed)
+            if events and self.keeper is not None:
+                self.keeper.adopt(events)
             for transition in transitions:
                 self._commit(transition)
             if self._waiters and head.status == "idle":
@@ -241,7 +248,10 @@ class CommitPath:
             if entry.error is not None:
                 self._lose(entry.error)
                 return
+            keeper = self.keeper
             for transition in entry.transitions:
+                if keeper is not None and transition.durable:
+                    keeper.adopt(transition.durable)
                 self._commit(transition)
             self.settled = entry.number
             self.posts_decided += entry.posts

@@ -46,8 +46,11 @@ import attrs
 from inbox_core.errors import InboxCoreError, InvalidInput, LogOwned
 from inbox_core.shell import durations
 from inbox_core.shell.agent import LoopAgent
+from inbox_core.shell.collector import Freezer
 from inbox_core.shell.host import Host, closing
 from inbox_core.shell.stores.base import MAX_LEASE_SECONDS, MIN_LEASE_SECONDS, EventLog, Store
+from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY
+from inbox_core.shell.stores.checkpoints import checkpoint_every as checked_every
 from inbox_core.shell.stores.opening import open_store, parse_store
 from inbox_core.shell.stores.writers import ThreadWriter, WriteStats
 
@@ -162,7 +165,11 @@ class Worker:
     often the store is asked for work with no wake. ``lease_seconds`` (PostgreSQL; at most
     ``MAX_LEASE_SECONDS``, a day): the lease of each agent (default: ``PostgresLog``'s).
     ``grace`` (0 allowed): how long a hook may take to return once its agent is let go
-    before it is abandoned. Durations are at most ``durations.MAX_SECONDS``. Bad arguments
+    before it is abandoned. ``checkpoint_every`` (R41): about how many events apart the
+    worker writes each agent's checkpoint (None: never; it still opens from them).
+    ``freeze_gc``: keep the served agents' long-lived objects out of the cyclic garbage
+    collector's full collections (``collector.Freezer``: ``gc.freeze``, process-wide).
+    Durations are at most ``durations.MAX_SECONDS``. Bad arguments
     raise ``InvalidInput`` before the store is opened (a ``sqlite:``/``postgresql://``
     text is opened only once they are all good).
     """
@@ -178,6 +185,8 @@ class Worker:
         lease_seconds: float | None = None,
         grace: float = DEFAULT_GRACE_SECONDS,
         name: str | None = None,
+        checkpoint_every: int | None = DEFAULT_EVERY,
+        freeze_gc: bool = True,
     ) -> None:
         if not callable(host):
             raise InvalidInput(f"host must be a callable (agent_id -> Host), got {host!r:.80}")
@@ -192,7 +201,7 @@ class Worker:
         )
         self._grace = durations.seconds(grace, "grace", zero=True)
         self._lease_seconds = 30.0
-        self._log_options: dict[str, Any] = {}
+        self._log_options: dict[str, Any] = {"checkpoint_every": checked_every(checkpoint_every)}
         if lease_seconds is not None:  # a lease the store cannot hold is refused here (R37)
             self._lease_seconds = durations.seconds(
                 lease_seconds,
@@ -202,12 +211,15 @@ class Worker:
                 high=MAX_LEASE_SECONDS,
             )
             self._log_options["lease_seconds"] = self._lease_seconds
+        if not isinstance(freeze_gc, bool):
+            raise InvalidInput(f"freeze_gc must be a bool, got {freeze_gc!r:.80}")
+        self._freezer = Freezer(enabled=freeze_gc)
         self._name = f"{socket.gethostname()}:{os.getpid()}" if name is None else _name(name)
         if isinstance(store, str):
             store = open_store(store)
         self._leases = bool(store.leases)
         if not self._leases:
-            self._log_options.clear()  # SQLite ownership is a lock: no lease to set
+            self._log_options.pop("lease_seconds", None)  # SQLite ownership: a lock, no lease
         self._store = store
         self._host = host
         self._agents: dict[str, _Served] = {}
@@ -305,6 +317,7 @@ class Worker:
             wake.close()
             await self._detach_all()
             await self._writer.aclose()
+            self._freezer.close()
             logger.info("%s: stopped; %s", self._name, self.stats().line())
 
     async def _serve(self, wake: Any) -> None:
@@ -317,8 +330,10 @@ class Worker:
                 if woken:  # spread the workers a post woke: the first to look takes the agent
                     await asyncio.sleep(random.uniform(0, JITTER_SECONDS))
                 self._reap()
+                opened = self._counts["opened"]
                 await self._place()
                 self._detach_idle(loop.time())
+                self._freezer.look(opened=self._counts["opened"] - opened, served=len(self._agents))
                 woken = await self._wait(wake)
         finally:
             if beating is not None:
@@ -502,6 +517,7 @@ class Worker:
     def _let_go(self, agent_id: str) -> None:
         """Detach and close one agent in the background (a hook may take its time)."""
         served = self._agents.pop(agent_id)
+        self._freezer.let_go()
         self._releasing.add(served)
         task = asyncio.ensure_future(self._release(agent_id, served))
         self._closing.add(task)

@@ -225,3 +225,37 @@ def test_R41_typed_errors_for_what_is_not_a_checkpoint() -> None:
         Checkpoint(
             seq=3, digest=taken.digest, last_turn=0, next_turn=(), next_step=(), turn=taken.turn
         )
+
+
+def test_R41_R28_a_checkpoint_keeps_the_goal_rounds_of_its_prefix() -> None:
+    """R41, R28: the goal rounds of the first ``seq`` events travel in the checkpoint (the
+    front door's projection folds only the events after it): at every position, through
+    JSON, and resumed folds count on."""
+    from inbox_core import GoalSource
+    from inbox_core.history import goal_rounds
+    from inbox_core.state import AwaitPreStep, AwaitStep
+
+    state = AgentState.initial()
+    events: list[DurableEvent] = []
+    for n in range(3):
+        for source in (GoalSource("g", n + 1), GoalSource("h", 0), GoalSource("k", 1)):
+            transition = reduce(
+                state, intents.followup(create_user_message("x", source=source), ())
+            )
+            state, events = transition.state, [*events, *transition.durable]
+            while (awaiting := state.awaiting) is not None:
+                if isinstance(awaiting, AwaitPreStep):
+                    report: Command = awaiting.answer(Enter(awaiting.batch))
+                elif isinstance(awaiting, AwaitStep):
+                    report = awaiting.answer(Completed())
+                else:
+                    report = awaiting.answer()
+                transition = reduce(state, report)
+                state, events = transition.state, [*events, *transition.durable]
+    assert goal_rounds(events) == {"g": 3, "k": 3}
+    for at in range(1, len(events) + 1):
+        taken = take(LogFold().feed(events[:at]))
+        assert dict(taken.goal_rounds) == goal_rounds(events[:at])
+        stored = checkpoint_from_json(json.loads(json.dumps(checkpoint_to_json(taken, "a"))), "a")
+        assert stored == taken
+        assert LogFold.resume(stored).feed(events[at:]).rounds == goal_rounds(events)

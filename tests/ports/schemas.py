@@ -17,7 +17,16 @@ from referencing import Registry, Resource
 
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = ROOT / "specs" / "schema"
-NAMES = ("message", "entry", "durable-event", "log-record", "notification", "command", "vector")
+NAMES = (
+    "message",
+    "entry",
+    "durable-event",
+    "log-record",
+    "notification",
+    "command",
+    "vector",
+    "checkpoint",
+)
 
 
 @cache

@@ -28,7 +28,9 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Callable, Sequence
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Final, Protocol, TypeVar, runtime_checkable
+
+import attrs
 
 from inbox_core.events import DurableEvent
 
@@ -39,7 +41,15 @@ if TYPE_CHECKING:
     from inbox_core.shell.stores.tokens import TokenTable
     from inbox_core.shell.stores.wakes import Wake
 
-__all__ = ["MAX_LEASE_SECONDS", "MIN_LEASE_SECONDS", "ClosesOnExit", "EventLog", "Store"]
+__all__ = [
+    "MAX_LEASE_SECONDS",
+    "MIN_LEASE_SECONDS",
+    "CheckpointLog",
+    "ClosesOnExit",
+    "EventLog",
+    "Store",
+    "Tail",
+]
 
 MAX_LEASE_SECONDS: Final = 86_400.0
 """The longest lease a store holds (a day: a longer lease would leave a dead worker's agents
@@ -66,6 +76,48 @@ class EventLog(Protocol):
 
     def read(self) -> list[DurableEvent]:
         """Every durable event appended so far, in order (seq 0, 1, 2, ...); needs no ownership."""
+
+
+@attrs.frozen(slots=True)
+class Tail:
+    """What opening reads of a log that keeps checkpoints (R41): the newest checkpoint as
+    stored (its text; bytes a damaged or foreign row holds; None when there is none) and
+    the events from seq ``start`` on: from the event the checkpoint follows (``seq - 1``,
+    whose digest it holds) to the end, or the whole log (``start`` 0) without one. The
+    store does not judge the checkpoint: ``stores.checkpoints.open_log`` does."""
+
+    checkpoint: str | bytes | None
+    start: int
+    events: Sequence[DurableEvent]
+
+
+@runtime_checkable
+class CheckpointLog(Protocol):
+    """An ``EventLog`` that keeps checkpoints beside it (R41): every store's log. A log
+    without these methods (a host's own) is read whole and gets no checkpoint."""
+
+    @property
+    def agent_id(self) -> str:
+        """The agent whose log this is (what its checkpoints name)."""
+
+    @property
+    def checkpoint_every(self) -> int | None:
+        """About how many events apart its owner writes checkpoints (None: never)."""
+
+    def read(self, since: int = 0, until: int | None = None) -> list[DurableEvent]:
+        """The events from seq ``since`` on (a tail), before ``until`` if given; needs no
+        ownership."""
+
+    def read_tail(self) -> Tail:
+        """The newest checkpoint and the events from the one it follows on, in one read."""
+
+    def write_checkpoints(self, items: Sequence[tuple[Any, int, str]]) -> list[Exception | None]:
+        """As the owner, store each ``(log, seq, text)`` (logs of this database) as its
+        agent's one checkpoint, replacing the others, in one transaction; a log that no
+        longer owns its agent writes nothing (its result a ``LogFenced``)."""
+
+    def checkpoints(self) -> list[tuple[object, object]]:
+        """Every stored ``(seq, checkpoint)`` of the agent, as stored (for the check)."""
 
 
 class Store(Protocol):
@@ -107,6 +159,10 @@ class Store(Protocol):
         self, agent_id: str, since: int = 0, limit: int = ...
     ) -> list[tuple[int, DurableEvent]]:
         """A page of the agent's ``(seq, event)`` from ``since`` on."""
+
+    def read_tail(self, agent_id: str) -> Tail:
+        """The agent's newest checkpoint and the events from the one it follows on, in one
+        read (R41; read-only: no checkpoint when its table was never made)."""
 
     def prune(self, *, older_than: float) -> int:
         """Delete decided posts older than ``older_than`` seconds; how many."""

@@ -13,8 +13,10 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
 from typing import Any, ClassVar, Final, Generic, TypeVar
+
+from inbox_core.shell.stores.errors import LogUnavailable
 
 __all__ = ["PerThread"]
 
@@ -90,6 +92,20 @@ class PerThread(Generic[C]):
         if own is not None:
             with contextlib.suppress(Exception):
                 self.close(own)
+
+    @contextlib.contextmanager
+    def held(self) -> Iterator[C]:
+        """The calling thread's connection, with a share held while it is used: what a
+        background thread (a checkpoint writer) uses, so that the last log object closed
+        meanwhile does not close a connection in use (``LogUnavailable`` once all were)."""
+        with self._lock:
+            if self.users <= 0:
+                raise LogUnavailable(f"{self!r}: every log of this database was closed")
+            self.users += 1
+        try:
+            yield self.connection()
+        finally:
+            self.give_back()
 
     def connection(self) -> C:
         """The calling thread's connection, opened on first use (again once broken)."""

@@ -8,7 +8,11 @@ from typing import Any
 
 from inbox_core.errors import LogOwned
 from inbox_core.events import DURABLE_TYPES, DurableEvent, checked_events
+from inbox_core.shell.stores.base import Tail
+from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY
+from inbox_core.shell.stores.checkpoints import checkpoint_every as checked_every
 from inbox_core.shell.stores.errors import fenced
+from inbox_core.shell.stores.rows import seq_range
 
 __all__ = ["MemoryLog"]
 
@@ -17,13 +21,15 @@ _DURABLE_CLASSES: frozenset[type] = frozenset(DURABLE_TYPES)
 
 
 class _MemoryStore:
-    """What the ``MemoryLog`` handles of one log share: its events and its owner's token."""
+    """What the ``MemoryLog`` handles of one log share: its events, its owner's token and
+    its checkpoint (R41: the stored text, as a database would hold it)."""
 
-    __slots__ = ("events", "owner")
+    __slots__ = ("checkpoint", "events", "owner")
 
     def __init__(self, events: Iterable[DurableEvent]) -> None:
         self.events: list[DurableEvent] = list(checked_events(events, "MemoryLog"))
         self.owner: object | None = None
+        self.checkpoint: tuple[int, str | bytes] | None = None
 
 
 def _free_memory_store(store: _MemoryStore, token: object) -> None:
@@ -40,11 +46,22 @@ class MemoryLog:
     Ownership is the handle's, within the process: a second ``acquire`` (through
     any handle, this one included) raises ``LogOwned`` until the owner releases
     it, or is garbage-collected.
+
+    It keeps one checkpoint (R41) beside the events, as its agent ``"default"``'s:
+    its events are Python objects already, so its owner folds them at release
+    (``in_memory``), when the checkpoint is ``checkpoint_every`` events behind (or
+    ``checkpoints.REOPEN_TAIL``, if fewer; None: never), and not on the way.
     """
 
-    __slots__ = ("__weakref__", "_finalizer", "_next", "_store", "_token")
+    __slots__ = ("__weakref__", "_finalizer", "_next", "_store", "_token", "checkpoint_every")
 
-    def __init__(self, events: Iterable[DurableEvent] = ()) -> None:
+    agent_id = "default"
+    in_memory = True
+
+    def __init__(
+        self, events: Iterable[DurableEvent] = (), *, checkpoint_every: int | None = DEFAULT_EVERY
+    ) -> None:
+        self.checkpoint_every = checked_every(checkpoint_every)
         self._store = _MemoryStore(events)
         self._token: object | None = None
         self._next = 0
@@ -52,7 +69,7 @@ class MemoryLog:
 
     def handle(self) -> MemoryLog:
         """Another handle on the same log: same events, no ownership (``acquire`` it)."""
-        other = MemoryLog()
+        other = MemoryLog(checkpoint_every=self.checkpoint_every)
         other._store = self._store
         return other
 
@@ -93,8 +110,35 @@ class MemoryLog:
         store.events.extend(events)
         self._next += len(events)
 
-    def read(self) -> list[DurableEvent]:
-        return list(self._store.events)
+    def read(self, since: int = 0, until: int | None = None) -> list[DurableEvent]:
+        """The events from seq ``since`` on (before ``until``), a copy."""
+        first, end = seq_range(since, until)
+        return self._store.events[first:end]
+
+    def read_tail(self) -> Tail:
+        """The checkpoint and the events from the one it follows on (R41)."""
+        store = self._store
+        stored = store.checkpoint
+        if stored is None:
+            return Tail(None, 0, list(store.events))
+        start = max(stored[0] - 1, 0)
+        return Tail(stored[1], start, store.events[start:])
+
+    def write_checkpoints(self, items: Sequence[tuple[Any, int, str]]) -> list[Exception | None]:
+        """As the owner, keep each ``(log, seq, text)`` as its log's one checkpoint."""
+        results: list[Exception | None] = []
+        for log, seq, text in items:
+            if not isinstance(log, MemoryLog) or not log.owned:
+                results.append(fenced("MemoryLog", "-", "it does not own the log"))
+                continue
+            log._store.checkpoint = (seq, text)
+            results.append(None)
+        return results
+
+    def checkpoints(self) -> list[tuple[object, object]]:
+        """The stored ``(seq, checkpoint)``, if any."""
+        stored = self._store.checkpoint
+        return [] if stored is None else [stored]
 
     def __len__(self) -> int:
         return len(self._store.events)

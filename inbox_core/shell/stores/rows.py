@@ -7,11 +7,11 @@ from collections.abc import Iterable, Iterator
 
 from inbox_core import limits
 from inbox_core.codec import event_from_json, event_to_json
-from inbox_core.errors import InboxCoreError
+from inbox_core.errors import InboxCoreError, InvalidInput, shown
 from inbox_core.events import DurableEvent
 from inbox_core.shell.stores.errors import CorruptLog
 
-__all__ = ["decode_record", "decode_rows", "encode_event", "iter_rows"]
+__all__ = ["decode_record", "decode_rows", "encode_event", "iter_rows", "seq_range"]
 
 
 def encode_event(event: DurableEvent) -> str:
@@ -35,14 +35,28 @@ def decode_record(seq: int, text: object) -> DurableEvent:
         raise CorruptLog(seq, f"{type(error).__name__}: {error}") from None
 
 
-def decode_rows(rows: Iterable[tuple[object, object]]) -> list[DurableEvent]:
-    """Decode ``(seq, event text)`` rows in seq order; a gap or a bad row is ``CorruptLog``."""
-    return list(iter_rows(rows))
+def decode_rows(rows: Iterable[tuple[object, object]], first: int = 0) -> list[DurableEvent]:
+    """Decode ``(seq, event text)`` rows in seq order from seq ``first`` on; a gap or a bad
+    row is ``CorruptLog``."""
+    return list(iter_rows(rows, first))
 
 
-def iter_rows(rows: Iterable[tuple[object, object]]) -> Iterator[DurableEvent]:
+def iter_rows(rows: Iterable[tuple[object, object]], first: int = 0) -> Iterator[DurableEvent]:
     """``decode_rows`` one event at a time: a reader keeps the good prefix."""
-    for expected, (seq, text) in enumerate(rows):
+    for expected, (seq, text) in enumerate(rows, first):
         if seq != expected or isinstance(seq, bool):
             raise CorruptLog(expected, f"expected seq {expected}, found {seq!r}")
         yield decode_record(expected, text)
+
+
+def seq_range(since: object, until: object) -> tuple[int, int]:
+    """``read(since, until)``'s bounds: seqs in ``[0, MAX_SAFE_INTEGER]`` (``InvalidInput``
+    otherwise), ``until`` None for the log's end."""
+    return _seq("since", since), _seq("until", limits.MAX_SAFE_INTEGER if until is None else until)
+
+
+def _seq(name: str, value: object) -> int:
+    if type(value) is not int or not 0 <= value <= limits.MAX_SAFE_INTEGER:
+        most = limits.MAX_SAFE_INTEGER
+        raise InvalidInput(f"{name} must be an int in [0, {most}] (a seq), got {shown(value)}")
+    return value

@@ -17,6 +17,11 @@ A ``Part`` is what one adoption needs durable in one atomic write (see
 A log joins a group commit by offering ``group_key`` and ``write_group``
 (``SqliteLog``, ``PostgresLog``); any other ``EventLog`` is written part by
 part with ``append``.
+
+Checkpoints (R41) take another way: a ``CheckpointWriter``, one small background thread
+(the ``ThreadWriter``'s own, and one for every ``InlineWriter`` of the process), writes
+them off the event loop and off the commit path, each database's in one transaction, so
+that no append a caller waits on waits for one.
 """
 
 from __future__ import annotations
@@ -32,14 +37,18 @@ from typing import Final, Protocol, runtime_checkable
 
 import attrs
 
-from inbox_core.errors import InboxCoreError
+from inbox_core import limits
+from inbox_core.checkpoint import checkpoint_to_json
+from inbox_core.errors import InboxCoreError, LogFenced
 from inbox_core.events import DurableEvent, InboxSpliced, TurnEnded, TurnStarted
+from inbox_core.replay import Checkpoint
 from inbox_core.shell.host import describe_failure
 from inbox_core.shell.stores.base import EventLog
 from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.posts import Consumed, PostRejected
 
 __all__ = [
+    "CheckpointWriter",
     "GroupLog",
     "InlineWriter",
     "Part",
@@ -160,13 +169,17 @@ class Writer(Protocol):
 
 class InlineWriter:
     """Writes each part at once in the caller's thread: a command is durable when it
-    returns, and a failed write raises to the caller (the default of ``LoopAgent``)."""
+    returns, and a failed write raises to the caller (the default of ``LoopAgent``).
+    Checkpoints go to the process's background ``CheckpointWriter``."""
 
     __slots__ = ()
 
     def write(self, part: Part, done: Done) -> bool:
         write_alone(part)
         return True
+
+    def checkpoint(self, log: EventLog, checkpoint: Checkpoint, done: Done | None) -> None:
+        background().submit(log, checkpoint, done)
 
     def __repr__(self) -> str:
         return "InlineWriter()"
@@ -186,6 +199,157 @@ class WriteStats:
     latency_p50: float
     latency_p99: float
     latency_max: float
+
+
+class CheckpointWriter:
+    """One background thread that writes checkpoints (R41): each turn of its loop takes
+    every queued one, keeps the newest per log, encodes them (``checkpoint_to_json``) and
+    writes those of one database in one transaction (``write_checkpoints``), then reports
+    each outcome to the event loop it came from. A checkpoint is a cache: a failure is
+    logged and reported, never retried; a log that no longer owns its agent writes none.
+    The thread starts with the first checkpoint; ``close()`` writes what is queued, then
+    stops it."""
+
+    def __init__(self, *, name: str = "inbox_core checkpoints") -> None:
+        self._name = name
+        self._lock = threading.Lock()
+        self._ready = threading.Condition(self._lock)
+        self._queue: deque[_Checkpoint] = deque()
+        self._closed = False
+        self._thread: threading.Thread | None = None
+
+    def submit(self, log: EventLog, checkpoint: Checkpoint | None, done: Done | None) -> None:
+        """Queue ``checkpoint`` of ``log``; ``done(error)`` (if given) runs once it is
+        written (None) or not, in the submitting event loop (in this thread without one).
+        ``checkpoint`` None is a barrier: ``done`` runs once every checkpoint queued before
+        it is written (a log is released only then)."""
+        try:
+            loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+        except RuntimeError:
+            loop = None
+        item = _Checkpoint(log, checkpoint, done, loop)
+        with self._lock:
+            closed = self._closed
+            if not closed and self._thread is None:
+                self._thread = threading.Thread(target=self._run, name=self._name, daemon=True)
+                self._thread.start()
+            if not closed:
+                self._queue.append(item)
+                if len(self._queue) == 1:
+                    self._ready.notify()
+        if closed:  # never raises into the commit path: a checkpoint is a cache
+            item.report(WriterClosed("the checkpoint writer is closed; nothing was written"))
+
+    def close(self) -> None:
+        """Write what is queued, then stop the thread (idempotent; blocks until done)."""
+        with self._lock:
+            self._closed = True
+            self._ready.notify()
+            thread = self._thread
+        if thread is not None and thread is not threading.current_thread():
+            thread.join()
+
+    def _take(self) -> list[_Checkpoint] | None:
+        with self._lock:
+            while not self._queue:
+                if self._closed:
+                    return None
+                self._ready.wait()
+            items = list(self._queue)
+            self._queue.clear()
+            return items
+
+    def _run(self) -> None:
+        while (items := self._take()) is not None:
+            newest: dict[int, _Checkpoint] = {}
+            barriers: list[_Checkpoint] = []
+            for item in items:  # an older checkpoint of a log is superseded: not written
+                if item.checkpoint is None:
+                    barriers.append(item)
+                    continue
+                older = newest.get(id(item.log))
+                newest[id(item.log)] = item
+                if older is not None:
+                    older.report(None)
+            groups: dict[Hashable, list[_Checkpoint]] = {}
+            for item in newest.values():
+                log = item.log
+                key = log.group_key if isinstance(log, GroupLog) else ("alone", id(log))
+                groups.setdefault(key, []).append(item)
+            for group in groups.values():
+                _write_checkpoints(group)
+            for barrier in barriers:  # everything queued before it is written now
+                barrier.report(None)
+            del items, newest, groups, barriers  # a waiting thread keeps no agent alive
+
+    def __repr__(self) -> str:
+        return f"CheckpointWriter(queued={len(self._queue)}, closed={self._closed})"
+
+
+class _Checkpoint:
+    __slots__ = ("checkpoint", "done", "log", "loop")
+
+    def __init__(
+        self,
+        log: EventLog,
+        checkpoint: Checkpoint | None,
+        done: Done | None,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> None:
+        self.log = log
+        self.checkpoint = checkpoint
+        self.done = done
+        self.loop = loop
+
+    def report(self, error: BaseException | None) -> None:
+        if error is not None:
+            agent = getattr(self.log, "agent_id", "-")
+            if isinstance(error, LogFenced):  # released or taken over meanwhile: expected
+                logger.debug("checkpoint of agent %r not written: %s", agent, error)
+            else:
+                logger.warning("checkpoint of agent %r not written: %s", agent, error)
+        done = self.done
+        if done is None:
+            return
+        if self.loop is None:
+            done(error)
+            return
+        with contextlib.suppress(RuntimeError):  # the loop was closed: nobody waits
+            self.loop.call_soon_threadsafe(done, error)
+
+
+def _write_checkpoints(items: list[_Checkpoint]) -> None:
+    """Encode and write one database's checkpoints (one per log) in one transaction."""
+    ready: list[_Checkpoint] = []
+    rows: list[tuple[EventLog, int, str]] = []
+    for item in items:
+        assert item.checkpoint is not None
+        try:
+            agent = getattr(item.log, "agent_id", "default")
+            text = limits.dump_json(checkpoint_to_json(item.checkpoint, agent))
+        except Exception as error:
+            item.report(error)
+            continue
+        ready.append(item)
+        rows.append((item.log, item.checkpoint.seq, text))
+    if not rows:
+        return
+    try:
+        results: list[BaseException | None] = list(rows[0][0].write_checkpoints(rows))  # type: ignore[attr-defined]
+    except Exception as error:  # a bug in a log: every checkpoint of the group fails
+        results = [error] * len(rows)
+    for item, result in zip(ready, results, strict=True):
+        item.report(result)
+
+
+_BACKGROUND: Final = CheckpointWriter(name="inbox_core checkpoints (inline)")
+
+
+def background() -> CheckpointWriter:
+    """The process's ``CheckpointWriter`` for agents with an ``InlineWriter`` (its thread
+    starts with the first checkpoint; a daemon: a checkpoint still queued at exit is lost,
+    a cache)."""
+    return _BACKGROUND
 
 
 class _Item:
@@ -220,6 +384,7 @@ class ThreadWriter:
         self._failed: dict[int, tuple[EventLog, BaseException]] = {}
         self._parts = self._groups = self._failures = 0
         self._latencies: deque[float] = deque(maxlen=_LATENCY_WINDOW)
+        self._checkpoints = CheckpointWriter(name=f"{name} (checkpoints)")
         self._thread = threading.Thread(target=self._run, name=name, daemon=True)
         self._thread.start()
 
@@ -237,6 +402,11 @@ class ThreadWriter:
             if len(self._queue) == 1:
                 self._ready.notify()
         return False
+
+    def checkpoint(self, log: EventLog, checkpoint: Checkpoint, done: Done | None) -> None:
+        """Hand a checkpoint (of events already durable) to this writer's own background
+        ``CheckpointWriter``: never written in the way of a part (R41)."""
+        self._checkpoints.submit(log, checkpoint, done)
 
     def forget(self, log: EventLog) -> None:
         """Drop the failure recorded for ``log`` (a new owner object may reuse nothing of it)."""
@@ -271,6 +441,7 @@ class ThreadWriter:
             self._ready.notify()
         if self._thread is not threading.current_thread():
             self._thread.join()
+        self._checkpoints.close()
 
     async def aclose(self) -> None:
         """``close`` without blocking the event loop."""

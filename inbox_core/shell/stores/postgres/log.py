@@ -50,7 +50,9 @@ from typing import TYPE_CHECKING, Any, Final
 from inbox_core import limits
 from inbox_core.errors import InboxCoreError, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
-from inbox_core.shell.stores.base import ClosesOnExit
+from inbox_core.shell.stores.base import ClosesOnExit, Tail
+from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY
+from inbox_core.shell.stores.checkpoints import checkpoint_every as checked_every
 from inbox_core.shell.stores.errors import LogUnavailable, fenced
 from inbox_core.shell.stores.postgres import posts as pg_posts
 from inbox_core.shell.stores.postgres import schema as sql
@@ -65,13 +67,20 @@ from inbox_core.shell.stores.postgres.schema import (
     psycopg_module,
 )
 from inbox_core.shell.stores.posts import Consumed, PendingPost
-from inbox_core.shell.stores.rows import decode_rows, encode_event
+from inbox_core.shell.stores.rows import decode_rows, encode_event, seq_range
 from inbox_core.shell.stores.writers import Part, plain_part, work_after, write_failed
 
 if TYPE_CHECKING:
     import psycopg
 
-__all__ = ["DEFAULT_LEASE_SECONDS", "MAX_LEASE_SECONDS", "PostgresLog", "create_tables"]
+__all__ = [
+    "DEFAULT_LEASE_SECONDS",
+    "MAX_LEASE_SECONDS",
+    "PostgresLog",
+    "create_tables",
+    "read_tail",
+    "stored_checkpoints",
+]
 
 
 _WRITE_ARGUMENTS: Final = (
@@ -81,6 +90,7 @@ _WRITE_ARGUMENTS: Final = (
 )
 
 
+_CHECKPOINT_ARGUMENTS: Final = ("agents", "epochs", "owners", "seqs", "texts")
 _Ready = tuple[int, "PostgresLog", list[str], Part, bool | None]
 """A part about to be written: its index, log, encoded events, the part, its ``work``."""
 
@@ -102,6 +112,9 @@ class PostgresLog(ClosesOnExit):
     are created on first use. Building the object connects but takes no
     ownership; ``read()`` never needs ownership and never blocks a writer (MVCC).
 
+    ``checkpoint_every`` (R41): about how many events apart its owner writes a
+    checkpoint beside the log (None: never; ``read_tail`` still reads them).
+
     Bad arguments raise ``InvalidInput`` here, before anything connects: an
     agent id ``limits.agent_id`` refuses (the same limits as every store),
     a ``lease_seconds`` that is not a finite number in (0, a day], a
@@ -122,9 +135,11 @@ class PostgresLog(ClosesOnExit):
         agent_id: str,
         *,
         lease_seconds: float = DEFAULT_LEASE_SECONDS,
+        checkpoint_every: int | None = DEFAULT_EVERY,
     ) -> None:
         self._agent_id = limits.agent_id(agent_id)
         self._lease_seconds = _lease(lease_seconds)
+        self._every = checked_every(checkpoint_every)
         self._conninfo: str | None
         self._shared: psycopg.Connection[Any] | None
         self._conninfo, self._shared = connection_source(conninfo)
@@ -155,6 +170,10 @@ class PostgresLog(ClosesOnExit):
     @property
     def lease_seconds(self) -> float:
         return self._lease_seconds
+
+    @property
+    def checkpoint_every(self) -> int | None:
+        return self._every
 
     @property
     def epoch(self) -> int | None:
@@ -373,11 +392,56 @@ class PostgresLog(ClosesOnExit):
             return f"expected to write seq {expected}, the log's next seq is {next_seq}"
         return f"its lease lapsed {-left:.1f} s ago"
 
-    def read(self) -> list[DurableEvent]:
-        """Decode the agent's rows in ``seq`` order; a gap or a bad row raises ``CorruptLog``."""
+    def read(self, since: int = 0, until: int | None = None) -> list[DurableEvent]:
+        """Decode the agent's rows in ``seq`` order from ``since`` on (before ``until``); a
+        gap or a bad row raises ``CorruptLog``."""
+        first, end = seq_range(since, until)
+        args = {"agent": self._agent_id, "since": first, "until": end}
         with self._errors("read"):
-            rows = self._connection().execute(sql.READ, {"agent": self._agent_id}).fetchall()
-        return decode_rows(rows)
+            rows = self._connection().execute(sql.READ, args).fetchall()
+        return decode_rows(rows, first)
+
+    def read_tail(self) -> Tail:
+        """The newest checkpoint and the events from the one it follows on (R41)."""
+        with self._errors("read"):
+            return read_tail(self._connection(), self._agent_id, has_table=True)
+
+    def checkpoints(self) -> list[tuple[object, object]]:
+        """Every stored ``(seq, checkpoint)`` of the agent (R41), as stored."""
+        with self._errors("read"):
+            return stored_checkpoints(self._connection(), self._agent_id)
+
+    def write_checkpoints(
+        self, items: Sequence[tuple[Any, int, str]]
+    ) -> list[BaseException | None]:
+        """As the owner, store each ``(log, seq, text)`` (logs of this database) as its
+        agent's one checkpoint, in one statement conditional on each lease
+        (``WRITE_CHECKPOINTS``); a log whose lease was taken over writes nothing
+        (``LogFenced``)."""
+        results: list[BaseException | None] = [None] * len(items)
+        args: dict[str, list[Any]] = {key: [] for key in _CHECKPOINT_ARGUMENTS}
+        for index, (log, seq, text) in enumerate(items):
+            if not isinstance(log, PostgresLog) or log.group_key != self.group_key:
+                results[index] = InboxCoreError(f"{log!r} is not a log of this database")
+                continue
+            if log._token is None:
+                results[index] = fenced("PostgresLog", log._agent_id, "it holds no lease")
+                continue
+            row = (log._agent_id, log._epoch, log._token, seq, text)
+            for key, value in zip(_CHECKPOINT_ARGUMENTS, row, strict=True):
+                args[key].append(value)
+        if not args["agents"]:
+            return results
+        try:
+            with self._errors("write a checkpoint"), self._held() as conn:  # from its thread
+                rows = conn.execute(sql.WRITE_CHECKPOINTS, args).fetchall()
+        except Exception as error:
+            return [error if result is None else result for result in results]
+        held = {str(agent) for (agent,) in rows}
+        for index, (log, _, _) in enumerate(items):
+            if results[index] is None and log._agent_id not in held:
+                results[index] = fenced("PostgresLog", log._agent_id, "its lease was taken over")
+        return results
 
     def pending_posts(self, limit: int) -> list[PendingPost]:
         """The agent's oldest unconsumed posts (R35), by ``post_id``; needs no ownership."""
@@ -418,6 +482,16 @@ class PostgresLog(ClosesOnExit):
         return self._pool.connection()
 
     @contextmanager
+    def _held(self) -> Iterator[psycopg.Connection[Any]]:
+        """``_connection`` for a background thread: a share of the connections is held
+        while it is used (``PerThread.held``)."""
+        if self._shared is not None or self._pool is None:
+            yield self._connection()
+            return
+        with self._pool.held() as conn:
+            yield conn
+
+    @contextmanager
     def _errors(self, what: str) -> Iterator[None]:
         """Every psycopg error becomes ``LogUnavailable`` (typed, the driver's error chained)."""
         psycopg = psycopg_module()
@@ -451,6 +525,36 @@ class PostgresLog(ClosesOnExit):
 
 
 _lease: Final = lease_seconds
+
+
+def read_tail(conn: psycopg.Connection[Any], agent_id: str, *, has_table: bool) -> Tail:
+    """Agent ``agent_id``'s newest checkpoint and the events from the one it follows on
+    (R41): two statements, the checkpoint first (the events it follows were durable before
+    it was written, and the log only grows). ``has_table`` False: look for the table first
+    (a reader creates nothing, R36 v4)."""
+    stored: str | None = None
+    first = 0
+    if has_table or _has_checkpoints(conn):
+        row = conn.execute(sql.CHECKPOINT_NEWEST, {"agent": agent_id}).fetchone()
+        if row is not None:
+            stored = row[1]
+            if type(row[0]) is int and 1 <= row[0] <= limits.MAX_SAFE_INTEGER:
+                first = row[0] - 1
+    args = {"agent": agent_id, "since": first, "until": limits.MAX_SAFE_INTEGER}
+    rows = conn.execute(sql.READ, args).fetchall()
+    return Tail(stored, first, decode_rows(rows, first))
+
+
+def stored_checkpoints(conn: psycopg.Connection[Any], agent_id: str) -> list[tuple[object, object]]:
+    """Every stored ``(seq, checkpoint)`` of the agent (none without the table)."""
+    if not _has_checkpoints(conn):
+        return []
+    return [(seq, text) for seq, text in conn.execute(sql.CHECKPOINT_ALL, {"agent": agent_id})]
+
+
+def _has_checkpoints(conn: psycopg.Connection[Any]) -> bool:
+    row = conn.execute(sql.HAS_CHECKPOINTS).fetchone()
+    return bool(row and row[0])
 
 
 if TYPE_CHECKING:

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     import psycopg
 
 __all__ = [
+    "CHECKPOINTS",
+    "CHECKPOINTS_DDL",
     "NOTIFY_CHANNEL",
     "PG_DDL",
     "PG_INSERT",
@@ -76,6 +78,14 @@ key was posted before (then read that post's id by ``agent_id`` and ``key``)."""
 
 DEFAULT_LEASE_SECONDS: Final = 30.0
 
+CHECKPOINTS_DDL: Final = """CREATE TABLE IF NOT EXISTS inbox_core_checkpoints (
+    agent_id   text   NOT NULL,
+    seq        bigint NOT NULL CHECK (seq >= 1),
+    checkpoint text   NOT NULL,
+    PRIMARY KEY (agent_id, seq)
+)"""
+"""R41: the owner's newest checkpoint of each agent, beside its log (never part of it)."""
+
 _CREATE: Final = (
     """
     CREATE TABLE IF NOT EXISTS inbox_core_events (
@@ -97,6 +107,7 @@ _CREATE: Final = (
     "ALTER TABLE inbox_core_owners ADD COLUMN IF NOT EXISTS work boolean",
     "CREATE INDEX IF NOT EXISTS inbox_core_owners_work ON inbox_core_owners (agent_id) "
     "WHERE work IS NOT FALSE",
+    CHECKPOINTS_DDL,
 )
 # any constant: serializes concurrent CREATE TABLE IF NOT EXISTS (it can race on pg_type)
 _CREATE_LOCK: Final = 0x1B0C_C0DE
@@ -207,7 +218,39 @@ CANDIDATES: Final = _candidates("")
 work recorded by ``work``, or not known) and no live lease, in the order of their ids."""
 CANDIDATES_AFTER: Final = _candidates(" AND agent_id > %(after)s")
 """The same, after the id ``%(after)s`` (the next page)."""
-READ: Final = "SELECT seq, event FROM inbox_core_events WHERE agent_id = %(agent)s ORDER BY seq"
+READ: Final = (
+    "SELECT seq, event FROM inbox_core_events WHERE agent_id = %(agent)s "
+    "AND seq >= %(since)s AND seq < %(until)s ORDER BY seq"
+)
+CHECKPOINTS: Final = "inbox_core_checkpoints"
+HAS_CHECKPOINTS: Final = f"SELECT to_regclass('{CHECKPOINTS}') IS NOT NULL"
+CHECKPOINT_NEWEST: Final = (
+    f"SELECT seq, checkpoint FROM {CHECKPOINTS} WHERE agent_id = %(agent)s "
+    "ORDER BY seq DESC LIMIT 1"
+)
+CHECKPOINT_ALL: Final = (
+    f"SELECT seq, checkpoint FROM {CHECKPOINTS} WHERE agent_id = %(agent)s ORDER BY seq"
+)
+WRITE_CHECKPOINTS: Final = f"""
+WITH held AS (
+    SELECT t.agent_id, t.seq, t.checkpoint
+      FROM unnest(%(agents)s::text[], %(epochs)s::bigint[], %(owners)s::text[],
+                  %(seqs)s::bigint[], %(texts)s::text[])
+           AS t(agent_id, epoch, owner, seq, checkpoint)
+      JOIN inbox_core_owners AS o
+        ON o.agent_id = t.agent_id AND o.epoch = t.epoch AND o.owner = t.owner
+), gone AS (
+    DELETE FROM {CHECKPOINTS} AS c USING held
+     WHERE c.agent_id = held.agent_id AND c.seq <> held.seq
+)
+INSERT INTO {CHECKPOINTS} (agent_id, seq, checkpoint)
+SELECT agent_id, seq, checkpoint FROM held
+ON CONFLICT (agent_id, seq) DO UPDATE SET checkpoint = EXCLUDED.checkpoint
+RETURNING agent_id
+"""
+"""R41: one statement for the checkpoints of many agents, each written only while its
+writer still holds the lease (epoch and owner), replacing the agent's others: one per
+agent. An agent it does not return was taken over and got nothing written."""
 PENDING: Final = f"""
 SELECT post_id, CASE WHEN octet_length(command) <= %(most)s THEN command END,
        octet_length(command)
@@ -234,6 +277,7 @@ _PREPARED: weakref.WeakSet[Any] = weakref.WeakSet()  # connections that created 
 _COMPLETE: Final = f"""
 SELECT to_regclass('inbox_core_events') IS NOT NULL
    AND to_regclass('{PG_POSTS}') IS NOT NULL
+   AND to_regclass('inbox_core_checkpoints') IS NOT NULL
    AND EXISTS (SELECT 1 FROM pg_attribute
                 WHERE attrelid = to_regclass('inbox_core_owners') AND attname = 'work'
                   AND NOT attisdropped)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, Final
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, LogFenced
 from inbox_core.events import DurableEvent
-from inbox_core.shell.stores.base import ClosesOnExit
+from inbox_core.shell.stores.base import ClosesOnExit, Tail
 from inbox_core.shell.stores.directory import AgentSummary, Directory
 from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.postgres import posts as pg_posts
@@ -234,6 +234,19 @@ class PostgresStore(ClosesOnExit):
     def _read_events(self, agent_id: str, since: int, limit: int) -> Batch:
         args = {"agent": agent_id, "since": since, "limit": limit}
         return decode_batch(since, self._read("read", _EVENTS, args), limit)
+
+    def read_tail(self, agent_id: str) -> Tail:
+        """The agent's newest checkpoint and the events from the one it follows on (R41);
+        reads only (no events, no checkpoint from a database no writer made yet)."""
+        from inbox_core.shell.stores.postgres.log import read_tail  # noqa: PLC0415
+
+        agent = limits.agent_id(agent_id)
+        undefined = psycopg_module().errors.UndefinedTable
+        with self._connection("read", write=False) as conn:
+            try:
+                return read_tail(conn, agent, has_table=False)
+            except undefined:
+                return Tail(None, 0, [])
 
     def _read_outcomes(self, agent_id: str, post_ids: Sequence[int]) -> dict[int, PostOutcome]:
         rows = self._read("read outcomes", _OUTCOMES, {"agent": agent_id, "posts": post_ids})

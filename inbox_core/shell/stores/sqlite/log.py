@@ -21,14 +21,22 @@ from typing import Any, Final, TypeVar
 from inbox_core import limits
 from inbox_core.errors import InvalidInput, LogFenced, LogOwned
 from inbox_core.events import DurableEvent
-from inbox_core.shell.stores.base import ClosesOnExit
+from inbox_core.shell.stores.base import ClosesOnExit, Tail
+from inbox_core.shell.stores.checkpoints import DEFAULT_EVERY
+from inbox_core.shell.stores.checkpoints import checkpoint_every as checked_every
 from inbox_core.shell.stores.errors import LogUnavailable, fenced
 from inbox_core.shell.stores.posts import Consumed, PendingPost
-from inbox_core.shell.stores.rows import decode_rows, encode_event, iter_rows
+from inbox_core.shell.stores.rows import decode_rows, encode_event, iter_rows, seq_range
 from inbox_core.shell.stores.sqlite import posts as sqlite_posts
 from inbox_core.shell.stores.sqlite.owners import OwnerFile, drop_lock, take_lock
 from inbox_core.shell.stores.sqlite.schema import (
+    CHECKPOINT_ALL,
+    CHECKPOINT_DROP,
+    CHECKPOINT_INSERT,
+    CHECKPOINT_NEWEST,
+    CHECKPOINTS_DDL,
     SCHEMA_VERSION,
+    SQLITE_CHECKPOINTS,
     SQLITE_HEADER,
     SqliteConnections,
     Synchronous,
@@ -50,6 +58,9 @@ __all__ = [
     "iter_sqlite_log",
     "read_only",
     "sqlite_agent_ids",
+    "sqlite_checkpoints",
+    "stored_checkpoints",
+    "tail_rows",
 ]
 
 T = TypeVar("T")
@@ -60,6 +71,13 @@ _NEXT_AND_WORK: Final = (
     "(SELECT work FROM agents WHERE agent_id = ?1)"
 )
 _NEXT: Final = "SELECT COALESCE(MAX(seq) + 1, 0) FROM events WHERE agent_id = ?"
+_READ: Final = (
+    "SELECT seq, event FROM events WHERE agent_id = ? AND seq >= ? AND seq < ? ORDER BY seq"
+)
+_READ_V1: Final = "SELECT seq, event FROM events WHERE seq >= ? AND seq < ? ORDER BY seq"
+_HAS_CHECKPOINTS: Final = (
+    f"SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = '{SQLITE_CHECKPOINTS}'"
+)
 _INSERT: Final = "INSERT INTO events (agent_id, seq, event) VALUES (?, ?, ?)"
 _SET_WORK: Final = (
     "INSERT INTO agents (agent_id, work) VALUES (?, ?) "
@@ -92,6 +110,8 @@ class SqliteLog(ClosesOnExit):
     synchronous``: ``"FULL"`` (default) also survives power loss; ``"NORMAL"``
     survives process crashes only. ``timeout`` is how long a statement waits
     for another connection's write lock before ``LogUnavailable``.
+    ``checkpoint_every`` (R41): about how many events apart its owner writes a
+    checkpoint beside the log (None: never; ``read_tail`` still reads them).
 
     Connections are shared: every ``SqliteLog`` of one file (and options) in
     this process uses one connection per thread (``SqliteConnections``), so
@@ -108,8 +128,10 @@ class SqliteLog(ClosesOnExit):
         agent_id: str = "default",
         synchronous: Synchronous = "FULL",
         timeout: float = 5.0,
+        checkpoint_every: int | None = DEFAULT_EVERY,
     ) -> None:
         self._agent_id = limits.agent_id(agent_id)
+        self._every = checked_every(checkpoint_every)
         if not isinstance(synchronous, str) or synchronous not in ("FULL", "NORMAL"):
             raise InvalidInput(f"synchronous must be 'FULL' or 'NORMAL', got {synchronous!r:.80}")
         self._timeout = timeout_seconds(timeout)
@@ -133,6 +155,10 @@ class SqliteLog(ClosesOnExit):
     @property
     def agent_id(self) -> str:
         return self._agent_id
+
+    @property
+    def checkpoint_every(self) -> int | None:
+        return self._every
 
     @property
     def connection(self) -> sqlite3.Connection:
@@ -339,16 +365,71 @@ class SqliteLog(ClosesOnExit):
         of another connection (R36). Call inside the event loop."""
         return SqliteWake(self._path, f"post:{self._agent_id}")
 
-    def read(self) -> list[DurableEvent]:
-        """Decode the agent's rows in ``seq`` order; a gap or a bad row raises ``CorruptLog``.
+    def read(self, since: int = 0, until: int | None = None) -> list[DurableEvent]:
+        """Decode the agent's rows in ``seq`` order from ``since`` on (before ``until``); a
+        gap or a bad row raises ``CorruptLog``.
 
         Needs no ownership and never blocks a writer (WAL: one consistent snapshot).
         """
+        first, end = seq_range(since, until)
         with self._errors("read"):
-            rows = self.connection.execute(
-                "SELECT seq, event FROM events WHERE agent_id = ? ORDER BY seq", (self._agent_id,)
-            ).fetchall()
-        return decode_rows(rows)
+            rows = self.connection.execute(_READ, (self._agent_id, first, end)).fetchall()
+        return decode_rows(rows, first)
+
+    def read_tail(self) -> Tail:
+        """The newest checkpoint and the events from the one it follows on (R41), in one
+        read transaction; needs no ownership."""
+        with self._errors("read"):
+            conn = self.connection
+            conn.execute("BEGIN")
+            try:
+                stored, first, rows = tail_rows(conn, "v2", self._agent_id)
+            finally:
+                conn.execute("COMMIT")
+        return Tail(stored, first, decode_rows(rows, first))
+
+    def checkpoints(self) -> list[tuple[object, object]]:
+        """Every stored ``(seq, checkpoint)`` of the agent (R41), as stored."""
+        with self._errors("read"):
+            return stored_checkpoints(self.connection, "v2", self._agent_id)
+
+    def write_checkpoints(
+        self, items: Sequence[tuple[Any, int, str]]
+    ) -> list[BaseException | None]:
+        """As the owner, store each ``(log, seq, text)`` (logs of this file) as its agent's
+        one checkpoint, in one ``BEGIN IMMEDIATE`` transaction that makes the table first if
+        it is missing. A log that does not own its agent writes nothing (``LogFenced``)."""
+        results: list[BaseException | None] = [None] * len(items)
+        rows = []
+        for index, (log, seq, text) in enumerate(items):
+            try:
+                if not isinstance(log, SqliteLog) or log._pool is not self._pool:
+                    raise InvalidInput(f"{log!r} is not a log of {self._path!r}")
+                log._check_writable()
+            except Exception as error:
+                results[index] = error
+                continue
+            rows.append((log._agent_id, seq, text))
+        pool = self._pool
+        if not rows:
+            return results
+        try:
+            if pool is None:
+                raise LogUnavailable(f"SqliteLog {self._path!r} is closed")
+            with self._errors("write a checkpoint"), pool.held() as conn:  # from its thread
+                conn.execute("BEGIN IMMEDIATE")
+                try:
+                    conn.execute(CHECKPOINTS_DDL)
+                    conn.executemany(CHECKPOINT_DROP, [(agent,) for agent, _, _ in rows])
+                    conn.executemany(CHECKPOINT_INSERT, rows)
+                    conn.execute("COMMIT")
+                except BaseException:
+                    if conn.in_transaction:
+                        conn.execute("ROLLBACK")
+                    raise
+        except Exception as error:
+            return [error if result is None else result for result in results]
+        return results
 
     def agent_ids(self) -> list[str]:
         """Every agent with at least one event in this database, sorted (an id a foreign
@@ -376,6 +457,45 @@ class SqliteLog(ClosesOnExit):
     def __repr__(self) -> str:
         state = "closed" if self._pool is None else "owned" if self.owned else "open"
         return f"SqliteLog({self._path!r}, agent_id={self._agent_id!r}, {state})"
+
+
+def tail_rows(
+    conn: sqlite3.Connection, kind: str, agent_id: str
+) -> tuple[str | bytes | None, int, list[Any]]:
+    """In a read transaction on a file of ``kind``: the agent's newest checkpoint as stored
+    (None: none, or no table, R36 v4), the seq its tail starts at (the event it follows,
+    whose digest it holds; 0 without one, or for a stored seq no log has) and the rows."""
+    stored: str | bytes | None = None
+    first = 0
+    if kind == "v2" and conn.execute(_HAS_CHECKPOINTS).fetchone() is not None:
+        row = conn.execute(CHECKPOINT_NEWEST, (agent_id,)).fetchone()
+        if row is not None:
+            seq, blob = row
+            stored = stored_text(blob) if isinstance(blob, bytes) else blob
+            if type(seq) is int and 1 <= seq <= limits.MAX_SAFE_INTEGER:
+                first = seq - 1
+    return stored, first, _rows(conn, kind, agent_id, first)
+
+
+def _rows(conn: sqlite3.Connection, kind: str, agent_id: str, first: int) -> list[Any]:
+    end = limits.MAX_SAFE_INTEGER
+    if kind == "v2":
+        return conn.execute(_READ, (agent_id, first, end)).fetchall()
+    if kind == "v1" and agent_id == "default":  # a v1 file holds agent "default" only
+        return conn.execute(_READ_V1, (first, end)).fetchall()
+    return []
+
+
+def stored_checkpoints(
+    conn: sqlite3.Connection, kind: str, agent_id: str
+) -> list[tuple[object, object]]:
+    """Every stored ``(seq, checkpoint)`` of the agent (none without the table)."""
+    if kind != "v2" or conn.execute(_HAS_CHECKPOINTS).fetchone() is None:
+        return []
+    return [
+        (seq, stored_text(blob) if isinstance(blob, bytes) else blob)
+        for seq, blob in conn.execute(CHECKPOINT_ALL, (agent_id,))
+    ]
 
 
 # ------------------------------------------------------------ read-only readers
@@ -470,6 +590,15 @@ def iter_sqlite_log(
         ).fetchall()
 
     yield from iter_rows(read_only(path, rows))
+
+
+def sqlite_checkpoints(
+    path: str | os.PathLike[str], agent_id: str = "default"
+) -> list[tuple[object, object]]:
+    """Agent ``agent_id``'s stored checkpoints in an SQLite file, read-only (R41)."""
+    agent = limits.agent_id(agent_id)
+    where = str(os.fspath(path))
+    return read_only(path, lambda conn: stored_checkpoints(conn, classify(conn, where), agent))
 
 
 def sqlite_agent_ids(path: str | os.PathLike[str]) -> list[str]:

@@ -9,7 +9,8 @@ Schema (``PRAGMA user_version = 2``, WAL journal)::
     CREATE TABLE agents (              -- R37: which agents need an owner
         agent_id TEXT PRIMARY KEY, work INTEGER NOT NULL CHECK (work IN (0, 1))) WITHOUT ROWID
 
-plus the posts table of ``inbox_core.shell.stores.posts`` (R35). A file is used only
+plus the posts table of ``inbox_core.shell.stores.posts`` (R35) and the checkpoints table
+(``CHECKPOINTS_DDL``, R41; made by the first checkpoint written). A file is used only
 when it really is an inbox-core log: a v2 file, a v1 file (``events(seq
 INTEGER PRIMARY KEY, event TEXT)``, one agent; migrated in place to agent
 ``"default"``) or an empty database. Anything else (a text file, another
@@ -46,6 +47,8 @@ from inbox_core.shell.stores.errors import CorruptLog, IncompatibleLog, LogUnava
 from inbox_core.shell.stores.posts import create_table
 
 __all__ = [
+    "CHECKPOINTS_DDL",
+    "SQLITE_CHECKPOINTS",
     "SQLITE_DDL",
     "SQLITE_INSERT",
     "SQLITE_OBJECTS",
@@ -98,6 +101,34 @@ SQLITE_INSERT: Final = (
     f"INSERT INTO {SQLITE_POSTS} (agent_id, command, key) VALUES (?, ?, ?) "
     "ON CONFLICT (agent_id, key) DO NOTHING RETURNING post_id"
 )
+
+# ------------------------------------------------------------ the checkpoints table (R41)
+
+SQLITE_CHECKPOINTS: Final = "inbox_core_checkpoints"
+CHECKPOINTS_DDL: Final = f"""CREATE TABLE IF NOT EXISTS {SQLITE_CHECKPOINTS} (
+    agent_id   TEXT    NOT NULL,
+    seq        INTEGER NOT NULL CHECK (seq >= 1),
+    checkpoint TEXT    NOT NULL,
+    PRIMARY KEY (agent_id, seq)
+) WITHOUT ROWID"""
+"""R41: the owner's newest checkpoint of each agent (``inbox_core.checkpoint``'s JSON text,
+the state after the first ``seq`` events); a cache beside the log, never part of it. The
+name says whose it is (an application's own ``checkpoints`` table is common)."""
+CHECKPOINT_NEWEST: Final = (
+    f"SELECT seq, CAST(checkpoint AS BLOB) FROM {SQLITE_CHECKPOINTS} "
+    "WHERE agent_id = ? ORDER BY seq DESC LIMIT 1"
+)
+CHECKPOINT_ALL: Final = (
+    f"SELECT seq, CAST(checkpoint AS BLOB) FROM {SQLITE_CHECKPOINTS} "
+    "WHERE agent_id = ? ORDER BY seq"
+)
+CHECKPOINT_DROP: Final = f"DELETE FROM {SQLITE_CHECKPOINTS} WHERE agent_id = ?"
+CHECKPOINT_INSERT: Final = (
+    f"INSERT INTO {SQLITE_CHECKPOINTS} (agent_id, seq, checkpoint) VALUES (?, ?, ?)"
+)
+"""Read as bytes (a cell a foreign writer left need not be UTF-8: the checkpoint is then
+ignored, never the read failed); written by the owner as ``DROP`` then ``INSERT`` in one
+transaction: one checkpoint per agent."""
 
 SCHEMA_VERSION: Final = 2
 SQLITE_HEADER: Final = b"SQLite format 3\x00"
@@ -368,18 +399,19 @@ def _made_shapes() -> dict[str, Shape]:
     their DDL, never restated)."""
     conn = sqlite3.connect(":memory:")
     try:
-        for statement in (*AGENTS_DDL, *SQLITE_DDL):
+        for statement in (*AGENTS_DDL, *SQLITE_DDL, CHECKPOINTS_DDL):
             conn.execute(statement)
-        shapes = {name: table_shape(conn, name) for name in ("agents", SQLITE_POSTS)}
+        names = ("agents", SQLITE_POSTS, SQLITE_CHECKPOINTS)
+        shapes = {name: table_shape(conn, name) for name in names}
     finally:
         conn.close()
     return {name: shape for name, shape in shapes.items() if shape is not None}
 
 
 def check_table(conn: sqlite3.Connection, path: str, name: str) -> bool:
-    """Whether table ``name`` (``agents`` or the posts table) exists; ``IncompatibleLog`` when
-    it has another shape than inbox-core makes (an application's own table of that name,
-    say), which no statement of ours could use. Reads only."""
+    """Whether table ``name`` (``agents``, the posts or the checkpoints table) exists;
+    ``IncompatibleLog`` when it has another shape than inbox-core makes (an application's
+    own table of that name, say), which no statement of ours could use. Reads only."""
     found = table_shape(conn, name)
     made = _made_shapes()[name]
     if found is None:
@@ -461,6 +493,7 @@ def _prepare_schema(conn: sqlite3.Connection, path: str, timeout: float) -> None
             _check_v1_rows(conn)
         has_agents = check_table(conn, path, "agents")
         check_table(conn, path, SQLITE_POSTS)
+        check_table(conn, path, SQLITE_CHECKPOINTS)
     finally:
         conn.execute("COMMIT")
     _enable_wal(conn, path, timeout)

@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from inbox_core import limits
 from inbox_core.events import DurableEvent
-from inbox_core.shell.stores.base import ClosesOnExit
+from inbox_core.shell.stores.base import ClosesOnExit, Tail
 from inbox_core.shell.stores.directory import AgentSummary, Directory
 from inbox_core.shell.stores.errors import LogUnavailable
 from inbox_core.shell.stores.posts import (
@@ -31,13 +31,15 @@ from inbox_core.shell.stores.posts import (
     post_key,
 )
 from inbox_core.shell.stores.reads import StoreReads, T, checked_limit, prune_age
+from inbox_core.shell.stores.rows import decode_rows
 from inbox_core.shell.stores.sqlite import posts as sqlite_posts
 from inbox_core.shell.stores.sqlite import reading as sqlite_reading
 from inbox_core.shell.stores.sqlite.frontdoor import SQLITE_TOKENS, sqlite_directory
-from inbox_core.shell.stores.sqlite.log import SqliteLog
+from inbox_core.shell.stores.sqlite.log import SqliteLog, tail_rows
 from inbox_core.shell.stores.sqlite.owners import held_elsewhere
 from inbox_core.shell.stores.sqlite.reading import SqliteReader
 from inbox_core.shell.stores.sqlite.schema import (
+    SQLITE_CHECKPOINTS,
     SQLITE_POSTS,
     check_table,
     database_path,
@@ -113,10 +115,11 @@ class SqliteStore(ClosesOnExit):
             reader.read(self._check_tables, absent=None)
 
     def _check_tables(self, conn: sqlite3.Connection, kind: str) -> None:
-        """``IncompatibleLog`` for a posts or agents table inbox-core did not make (R35 v4:
-        an application's own ``posts`` is refused when the store is built, untouched)."""
+        """``IncompatibleLog`` for a posts, agents or checkpoints table inbox-core did not make
+        (R35 v4: an application's own ``posts`` is refused when the store is built,
+        untouched)."""
         if kind == "v2":
-            for table in ("agents", SQLITE_POSTS):
+            for table in ("agents", SQLITE_POSTS, SQLITE_CHECKPOINTS):
                 check_table(conn, self._path, table)
 
     @property
@@ -224,6 +227,17 @@ class SqliteStore(ClosesOnExit):
             return decode_batch(since, rows, limit)
 
         return self._reading().read(page, absent=Batch(since))
+
+    def read_tail(self, agent_id: str) -> Tail:
+        """The agent's newest checkpoint and the events from the one it follows on (R41), in
+        one read-only transaction."""
+        agent = limits.agent_id(agent_id)
+
+        def tail(conn: sqlite3.Connection, kind: str) -> Tail:
+            stored, first, rows = tail_rows(conn, kind, agent)
+            return Tail(stored, first, decode_rows(rows, first))
+
+        return self._reading().read(tail, absent=Tail(None, 0, []))
 
     def _read_outcomes(self, agent_id: str, post_ids: Sequence[int]) -> dict[int, PostOutcome]:
         def found(conn: sqlite3.Connection, kind: str) -> dict[int, PostOutcome]:
