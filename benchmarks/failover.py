@@ -31,7 +31,7 @@ The workers' host restores from the tail an opening reads (from the newest check
 R41; worker A writes one right after opening each log); ``FAILOVER_RESTORE=whole`` gives
 them a host with only ``restore(events)``, which reads every log whole (issue 20's figures).
 ``--checkpointed`` also plants, before A starts, the checkpoint a periodic owner leaves
-(at the last multiple of ``checkpoint_every``: none below 4,096 events).
+(at the last multiple of ``checkpoint_every``: none below 1,024 events).
 """
 
 from __future__ import annotations

@@ -50,10 +50,28 @@ PROFILE = os.environ.get("HYPOTHESIS_PROFILE", "ci")
 settings.load_profile(PROFILE)
 
 
+HEAVY_FIRST = (
+    "tests/formal/test_stateful.py::test_inbox_machine",
+    "tests/ports/test_schemas.py::test_command_schema_agrees_with_the_decoder",
+    "tests/core/test_hostile_input.py::test_decoders_refuse_a_hostile_leaf",
+    "tests/ports/test_cli_hostile.py::test_g4_conform_prints_a_port_s_hostile_answers",
+    "tests/formal/test_fuzz_api.py::test_run_fuzz_reports_a_shrunk_failure",
+    "tests/shell/test_crash.py::test_I12_R27_crash_at_random_points_then_resume",
+    "tests/shell/test_hostile_values.py::test_storable_values_round_trip",
+    "tests/benchmarks/",
+    "tests/ports/test_typescript_port.py",
+    "tests/core/test_hostile_input.py::test_the_iterative_",
+)
+"""Tests of tens of seconds each (``--durations``), longest first: they start first, since
+pytest-xdist deals tests out in order and one dealt last keeps a worker busy while the
+other waits."""
+
+
 @pytest.hookimpl(tryfirst=True)  # before pytest-xdist's own reads the groups
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Skip the ``slow`` tests unless asked for; keep each file whose tests share a fixture
-    beyond one test on one pytest-xdist worker."""
+    """Skip the ``slow`` tests unless asked for; the heavy ones first; keep each file whose
+    tests share a fixture beyond one test on one pytest-xdist worker."""
+    items.sort(key=_heaviness)  # stable: the rest keep their order
     for item in items:
         if _shares_fixtures(item):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.partition("::")[0]))
@@ -63,6 +81,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("slow"):
             item.add_marker(skip)
+
+
+def _heaviness(item: pytest.Item) -> int:
+    """The place of ``item``'s entry in ``HEAVY_FIRST`` (longest first); the rest after."""
+    for place, prefix in enumerate(HEAVY_FIRST):
+        if item.nodeid.startswith(prefix):
+            return place
+    return len(HEAVY_FIRST)
 
 
 def _shares_fixtures(item: pytest.Item) -> bool:

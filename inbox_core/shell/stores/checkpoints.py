@@ -56,7 +56,7 @@ __all__ = [
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
-DEFAULT_EVERY: Final = 4096
+DEFAULT_EVERY: Final = 1024
 """Events between two checkpoints of an owner (a log's ``checkpoint_every`` by default): an
 opening folds at most about this many events after the newest one."""
 MAX_EVERY: Final = 2**31
