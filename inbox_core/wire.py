@@ -59,7 +59,7 @@ from typing import Any, Generic, get_args
 
 import attrs
 
-from inbox_core.errors import DecodeError, InboxCoreError, InvalidInput, shown
+from inbox_core.errors import DecodeError, InvalidInput, shown
 from inbox_core.wire_types import (
     DECLINED,
     SELF,
@@ -318,6 +318,17 @@ def _arguments(make: Callable[..., Any], fields: dict[str, str]) -> str:
     return ", ".join([*positional, *(f"{attr}={local}" for attr, local in fields.items())])
 
 
+def _direct_first(wire: Record[T] | Tagged[T], data: object, what: str) -> T:
+    """``wire``'s direct reading of ``data``; where it stops, its checked reading."""
+    try:
+        value: T = wire.direct_function()(data)
+        return value
+    except DECLINED:
+        pass  # judged below, outside this handler: its errors chain to nothing
+    checked: T = wire.checked_decode(data, what)
+    return checked
+
+
 class _ShapeOf:
     """The shape check of an object of ``slots`` (``fixed``: its tag key): its keys, then
     each field's own shape. ``null`` in an optional key is absent (D12)."""
@@ -382,21 +393,7 @@ class Record(Wire, Generic[T]):
         return self._encode(value)
 
     def decode(self, data: object, what: str = "") -> T:
-        try:
-            return self._direct(data)
-        except DECLINED:
-            pass  # judged below, outside this handler: its errors chain to nothing
-        return self.checked_decode(data, what)
-
-    def checked_decode(self, data: object, what: str = "") -> T:
-        """``decode`` without the direct reading: what judges a document it stops on."""
-        try:  # Wire.decode, without its indirections
-            return self._build(data)
-        except DecodeError:
-            raise
-        except InboxCoreError:
-            self._shape(data)
-            raise
+        return _direct_first(self, data, what)
 
     def direct_lines(self, code: Code, var: str) -> list[str]:
         return _direct_lines(code, self.fields, self._builder, var)
@@ -549,21 +546,7 @@ class Tagged(Wire, Generic[T]):
         raise InvalidInput(f"not a {self.what}: {shown(value)}")
 
     def decode(self, data: object, what: str = "") -> T:
-        try:
-            return self._read(data)
-        except DECLINED:
-            pass  # judged below, outside this handler: its errors chain to nothing
-        return self.checked_decode(data, what)
-
-    def checked_decode(self, data: object, what: str = "") -> T:
-        """``decode`` without the direct reading: what judges a document it stops on."""
-        try:  # Wire.decode, without its indirections
-            return self.build(data, what)
-        except DecodeError:
-            raise
-        except InboxCoreError:
-            self.check_shape(data, what)
-            raise
+        return _direct_first(self, data, what)
 
     def direct_lines(self, code: Code, var: str) -> list[str]:
         """The tag, then the reading of its member (or of the fallback), chosen in a chain

@@ -117,6 +117,11 @@ class Wire:
         return value if encode is None else encode(value)
 
     def decode(self, data: object, what: str = "value") -> Any:
+        """The value of a whole document (``checked_decode``; a record or a union reads it
+        directly first)."""
+        return self.checked_decode(data, what)
+
+    def checked_decode(self, data: object, what: str = "") -> Any:
         """The value of a whole document: built, or ``DecodeError`` if its shape is wrong
         anywhere, or else the error of the first value that refuses to be built."""
         build = self.decoder

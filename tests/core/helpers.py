@@ -9,7 +9,7 @@ must be refused and checks that nothing changed (R26, I11).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 import attrs
@@ -49,6 +49,7 @@ from inbox_core import (
     replay,
     steer,
 )
+from inbox_core.errors import InboxCoreError
 from inbox_core.json_values import JsonObject
 from inbox_core.values import Source
 
@@ -252,3 +253,11 @@ def identical(a: Any, b: Any) -> bool:
     if isinstance(a, float) and math.isnan(a):
         return math.isnan(b)
     return bool(a == b)
+
+
+def outcome(read: Callable[[Any], Any], value: Any) -> tuple[str, Any]:
+    """``("ok", read(value))``, or the name and text of the typed error it raises."""
+    try:
+        return "ok", read(value)
+    except InboxCoreError as error:
+        return type(error).__name__, str(error)

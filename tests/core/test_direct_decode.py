@@ -13,10 +13,8 @@ The plain JSON walk and the parser's fast path: ``test_plain_json.py``.
 
 from __future__ import annotations
 
-import copy
 import json
-from collections.abc import Callable, Iterator
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -26,7 +24,7 @@ from hypothesis import strategies as st
 
 from inbox_core import codec, limits
 from inbox_core.checkpoint import CHECKPOINT, checkpoint_to_json, take
-from inbox_core.errors import InboxCoreError, InvalidInput
+from inbox_core.errors import InvalidInput
 from inbox_core.events import (
     AbortedReason,
     BlockedReason,
@@ -65,23 +63,15 @@ from inbox_core.values import (
     decoded_entry,
     decoded_message,
 )
-from inbox_core.vectors import read_vector, vector_files
 from inbox_core.wire import Array, Field, Int, Map, Record, Scalar, Str, Tagged, Wire
 from inbox_core.wire_types import DECLINED, Declined
-from tests.core.helpers import identical
+from tests.core.helpers import identical, outcome
+from tests.ports.test_decode_rule import DOCUMENTS, _change, _paths  # the vectors' documents
 
-ROOT = Path(__file__).resolve().parents[2]
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 
 
 # ------------------------------------------------------------------ comparison
-
-
-def outcome(read: Callable[[Any], Any], doc: Any) -> tuple[str, Any]:
-    try:
-        return "ok", read(doc)
-    except InboxCoreError as error:
-        return type(error).__name__, str(error)
 
 
 def agree(wire: Any, doc: Any) -> None:
@@ -104,27 +94,6 @@ TABLES: dict[str, Any] = {
     "notification": codec.NOTIFICATION,
 }
 
-
-def vector_documents() -> Iterator[tuple[str, Any]]:
-    """Every command, event (bare and as a log record), notification, message and entry
-    of the conformance vectors."""
-    for path in vector_files(ROOT / "specs" / "vectors"):
-        vector = read_vector(path)
-        for seq, event in enumerate(vector.get("seed", [])):
-            yield "event", event
-            yield "event", {"seq": seq, **event}
-        for step in vector["commands"]:
-            yield "command", step["command"]
-            for event in step.get("durable", []):
-                yield "event", event
-                if event["type"] == "user/message":
-                    yield "message", event["data"]
-                if event["type"] == "agent/inbox/spliced":
-                    yield from (("entry", entry) for entry in event["data"]["inserted"])
-            yield from (("notification", note) for note in step.get("notifications", []))
-
-
-DOCUMENTS = list(vector_documents())
 
 COUNTS = st.one_of(st.integers(1, 3), st.just(limits.MAX_SAFE_INTEGER))
 TEXTS = st.one_of(storable_strings(), st.just("x" * 200))
@@ -163,35 +132,6 @@ EDGES: tuple[Any, ...] = (
     nested(limits.MAX_DEPTH), nested(limits.MAX_DEPTH + 1, kind="array"),
 )  # fmt: skip
 """What a value is swapped for: every JSON type, and each rule's values on either side."""
-
-
-def _paths(doc: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
-    yield path
-    if isinstance(doc, dict):
-        for key, value in doc.items():
-            yield from _paths(value, (*path, key))
-    elif isinstance(doc, list):
-        for index, value in enumerate(doc):
-            yield from _paths(value, (*path, index))
-
-
-def _change(doc: Any, path: tuple[Any, ...], how: str, other: Any) -> Any:
-    """``doc`` with ``other`` in place of the value at ``path`` (``swap``), that value gone
-    (``drop``), or ``other`` under a new key next to it (``add``)."""
-    if not path:
-        return other if how == "swap" else doc
-    doc = copy.deepcopy(doc)
-    *parents, last = path
-    parent = doc
-    for key in parents:
-        parent = parent[key]
-    if how == "swap":
-        parent[last] = other
-    elif how == "drop":
-        del parent[last]
-    elif isinstance(parent, dict):
-        parent[f"k{len(parent)}"] = other
-    return doc
 
 
 @st.composite

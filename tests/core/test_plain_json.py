@@ -25,28 +25,21 @@ from inbox_core import limits
 from inbox_core.errors import InboxCoreError, InvalidInput
 from inbox_core.json_values import JsonObject, _freeze_tree, freeze_json, frozen_object
 from inbox_core.testing.hostile import hostile_documents, hostile_json, nested, storable_json
-from tests.core.helpers import identical
+from tests.core.helpers import identical, outcome
 
 SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
-
-
-def frozen_outcome(freeze: Callable[[Any], Any], value: Any) -> tuple[str, Any]:
-    try:
-        return "ok", freeze(value)
-    except InboxCoreError as error:
-        return type(error).__name__, str(error)
 
 
 def freezes_alike(value: Any) -> None:
     """The plain walk (``freeze_json``, ``frozen_object``) and the walk with its own stack
     give the same value or the same error."""
-    tree = frozen_outcome(_freeze_tree, value) if isinstance(value, dict | list) else None
-    plain = frozen_outcome(freeze_json, value)
+    tree = outcome(_freeze_tree, value) if isinstance(value, dict | list) else None
+    plain = outcome(freeze_json, value)
     if tree is not None:
         assert plain[0] == tree[0], (plain, tree)
         assert identical(plain[1], tree[1]) if plain[0] == "ok" else plain == tree
     if isinstance(value, dict):
-        assert frozen_outcome(frozen_object, value)[0] == plain[0]
+        assert outcome(frozen_object, value)[0] == plain[0]
 
 
 @SETTINGS
