@@ -1,15 +1,18 @@
 """Decoding stored events: events/s of this core against an older one, in one process.
 
-    python -m benchmarks.decode [--base REV_OR_DIR] [--events N] [--rounds R] [--quick]
+    python -m benchmarks.decode [--base REV_OR_DIR] [--log agent|b3|failover]
+                                [--events N] [--rounds R] [--quick] [--out FILE]
 
 What is decoded is what a store reads back: the compact ``{"type","data"}`` JSON text of
 one row, through ``shell.stores.rows.decode_record`` (parse, the document-depth guard,
-``event_from_json``). The log is an agent's: the B3 command mix of ``workloads.build_log``
-(followups, queued, steered and injected input, edits, cancels, every kind of report)
-carrying what real messages and reports carry: texts from a few words to a few pages,
-some non-ASCII, tool results and images as content blocks, metadata, plugin notices and
-snapshots, goal continuations, extension sources, and host records with the reports
-(a model request and response per step, tool calls), as ``PydanticAIHost`` writes them.
+``event_from_json``). The log (``--log``) is by default an agent's: the B3 command mix of
+``workloads.build_log`` (followups, queued, steered and injected input, edits, cancels,
+every kind of report) carrying what real messages and reports carry: texts from a few
+words to a few pages, some non-ASCII, tool results and images as content blocks,
+metadata, plugin notices and snapshots, goal continuations, extension sources, and host
+records with the reports (a model request and response per step, tool calls), as
+``PydanticAIHost`` writes them. ``b3`` is the same mix with B3's own one-block messages
+and no records, ``failover`` B7's failover history.
 
 ``--base`` is a git revision (its ``inbox_core`` is taken with ``git archive``) or a
 directory holding an ``inbox_core`` package; by default the commit before the one-pass
@@ -39,8 +42,8 @@ from typing import Any, Final
 import attrs
 
 import inbox_core
-from benchmarks import ab, suite
-from benchmarks.workloads import _LogBuilder
+from benchmarks import ab, many_agents, suite
+from benchmarks.workloads import _LogBuilder, build_log
 from inbox_core import (
     ExtensionSource,
     GoalSource,
@@ -162,6 +165,16 @@ def agent_log(events: int, seed: int = 32) -> list[DurableEvent]:
     return builder.log
 
 
+LOGS: Final[dict[str, Callable[[int, int], list[DurableEvent]]]] = {
+    "agent": agent_log,
+    "b3": lambda events, seed: build_log(events, seed=seed)[0],
+    "failover": lambda events, _seed: many_agents.big_log(events),
+}
+"""``--log``: an agent's log (above); B3's (the same command mix, every message one short
+text block, no host records); or B7's failover history (one-line followups, each a
+one-step turn). The smaller the payloads, the more of the work is the structure."""
+
+
 def kind(event: DurableEvent) -> str:
     """An event's type, host records as one kind."""
     return "host/*" if isinstance(event, HostRecord) else event.type
@@ -184,8 +197,9 @@ def base_package(base: str, tmp: Path) -> Path:
     )
     if archive.returncode != 0:
         raise SystemExit(f"--base {base}: {archive.stderr.decode().strip()}")
+    safe = {"filter": "data"} if hasattr(tarfile, "data_filter") else {}  # Python 3.11.4+
     with tarfile.open(fileobj=io.BytesIO(archive.stdout)) as tar:
-        tar.extractall(tmp / "base", filter="data")
+        tar.extractall(tmp / "base", **safe)  # type: ignore[arg-type]
     return tmp / "base" / "inbox_core"
 
 
@@ -228,6 +242,7 @@ def _loads(_seq: int, text: object) -> Any:
 
 
 def summary(samples: dict[str, dict[str, suite.Samples]]) -> dict[str, Any]:
+    """Per event kind and for the whole log (the rounds' sums): events/s and the ratio."""
     rows: dict[str, Any] = {}
     for k, by in samples.items():
         rows[k] = {
@@ -282,13 +297,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--base", default=BASE, help=f"git revision or directory (default {BASE})")
     parser.add_argument("--events", type=int, help="log length (default 20,000; quick 1,000)")
     parser.add_argument("--rounds", type=int, help="rounds of each core (default 9; quick 3)")
+    parser.add_argument("--log", choices=sorted(LOGS), default="agent", help="the log decoded")
     parser.add_argument("--seed", type=int, default=32, help="the log's random seed")
     parser.add_argument("--quick", action="store_true", help="smoke sizes")
     parser.add_argument("--out", type=Path, help="write the result as JSON here")
     args = parser.parse_args(argv)
     events = args.events or (1_000 if args.quick else 20_000)
     rounds = args.rounds or (3 if args.quick else 9)
-    log = agent_log(events, args.seed)
+    log = LOGS[args.log](events, args.seed)
     texts: dict[str, list[str]] = {}
     for event in log:
         texts.setdefault(kind(event), []).append(encode_event(event))
@@ -297,6 +313,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rows = summary(measure(dict(sorted(texts.items())), decode, rounds))
     result = {
         "base": args.base,
+        "log": args.log,
         "events": len(log),
         "rounds": rounds,
         "machine": suite.machine(),

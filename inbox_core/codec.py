@@ -25,7 +25,7 @@ would.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, get_args
 
 import attrs
@@ -144,17 +144,26 @@ Json = Any
 
 # ----------------------------------------------------------- the direct reading
 # The classes whose rules their rows state, every one (the direct reading of wire.py checks
-# them): it builds these without their constructors' checks (D31, D42); a message and an
-# entry with builders that check what only the whole value knows, its size. Any other class
-# (a plugin source, an extension source, a notification, a command) goes through its
-# constructor.
+# them): it builds these without their constructors' checks (D31, D42), and a class without
+# fields as one shared value (frozen: equal, and no more to allocate and collect); a message
+# and an entry with builders that check what only the whole value knows, its size. Any
+# other class (a plugin source, an extension source, a notification, a command) goes
+# through its constructor.
+
+
+def _trusted(cls: type) -> Callable[..., Any]:
+    if attrs.fields(cls):
+        return trusted(cls)
+    value = cls()
+    return lambda: value
+
 
 TRUSTED: Final[Trusted] = {
     **{
-        cls: trusted(cls)
+        cls: _trusted(cls)
         for cls in (SnapshotSection, UserSource, GoalSource, ToolSource, *CAUSE_TYPES)
     },
-    **{cls: trusted(cls) for cls in (*REASON_TYPES, *DURABLE_TYPES)},
+    **{cls: _trusted(cls) for cls in (*REASON_TYPES, *DURABLE_TYPES)},
     UserMessage: decoded_message,
     Entry: decoded_entry,
 }

@@ -79,7 +79,8 @@ class JsonObject(Mapping[str, "JsonValue"]):
 
 JsonValue: TypeAlias = "bool | int | float | str | tuple[JsonValue, ...] | JsonObject | None"
 
-_CONTAINER: Final = object()  # what ``_leaf`` answers for an array or an object
+_CONTAINER: Final = object()
+_new: Final = object.__new__  # what ``_leaf`` answers for an array or an object
 
 
 def _leaf(value: Any) -> Any:
@@ -109,6 +110,10 @@ def _leaf(value: Any) -> Any:
 
 
 _INT_LIMIT: Final = limits.MAX_JSON_INTEGER
+_INT_LOW: Final = -_INT_LIMIT - 1
+_MAX_DEPTH: Final = limits.MAX_DEPTH
+_MAX_SIZE: Final = limits.MAX_JSON_SIZE
+_scalar_values: Final = limits.scalar_values
 _INT_WIDTH: Final = 20  # len("-9223372036854775808")
 _FLOAT_WIDTH: Final = 24  # len("-2.2250738585072014e-308"), the longest float repr
 
@@ -238,20 +243,20 @@ def _plain_object(data: dict[Any, Any], depth: int) -> JsonObject:
     its own stack (strs, ints and objects, the common members, are read inline). Anything
     else raises ``_Unplain``, and a caller too deep in its own stack gets a
     ``RecursionError``: ``_freeze_tree`` then freezes it or says what is wrong."""
-    if depth > limits.MAX_DEPTH:
+    if depth > _MAX_DEPTH:
         raise _Unplain
     built: dict[str, JsonValue] = {}
     size, below = 2 + 4 * len(data), 0
     for key, item in data.items():
-        if type(key) is not str or not (key.isascii() or limits.scalar_values(key)):
+        if type(key) is not str or not (key.isascii() or _scalar_values(key)):
             raise _Unplain
         kind = type(item)
         if kind is str:
-            if not (item.isascii() or limits.scalar_values(item)):
+            if not (item.isascii() or _scalar_values(item)):
                 raise _Unplain
             size += len(key) + len(item) + 2
             built[key] = item
-        elif kind is int and -_INT_LIMIT - 1 <= item <= _INT_LIMIT:
+        elif kind is int and _INT_LOW <= item <= _INT_LIMIT:
             size += len(key) + _INT_WIDTH
             built[key] = item
         elif kind is dict:
@@ -265,21 +270,26 @@ def _plain_object(data: dict[Any, Any], depth: int) -> JsonObject:
         else:
             size += len(key) + _plain_weight(item)
             built[key] = item
-    if size > limits.MAX_JSON_SIZE:
+    if size > _MAX_SIZE:
         raise _Unplain
-    return JsonObject._built(built, below + 1, size)
+    frozen = _new(JsonObject)  # JsonObject._built, inline: a call less per object
+    frozen._data = built
+    frozen._depth = below + 1
+    frozen._size = size
+    frozen._hash = None
+    return frozen
 
 
 def _plain_array(data: list[Any], depth: int) -> tuple[tuple[JsonValue, ...], int, int]:
     """``_plain_object`` of a list: the tuple, its depth and size."""
-    if depth > limits.MAX_DEPTH:
+    if depth > _MAX_DEPTH:
         raise _Unplain
     built: list[JsonValue] = []
     size, below = 2 + len(data), 0
     for item in data:
         kind = type(item)
         if kind is str:
-            if not (item.isascii() or limits.scalar_values(item)):
+            if not (item.isascii() or _scalar_values(item)):
                 raise _Unplain
             size += len(item) + 2
             built.append(item)
@@ -296,7 +306,7 @@ def _plain_array(data: list[Any], depth: int) -> tuple[tuple[JsonValue, ...], in
         else:
             size += _plain_weight(item)
             built.append(item)
-    if size > limits.MAX_JSON_SIZE:
+    if size > _MAX_SIZE:
         raise _Unplain
     return tuple(built), below + 1, size
 
@@ -304,7 +314,7 @@ def _plain_array(data: list[Any], depth: int) -> tuple[tuple[JsonValue, ...], in
 def _plain_weight(value: Any) -> int:
     """The size of a plain scalar other than a str (an int, a float, a bool or None)."""
     kind = type(value)
-    if kind is int and -_INT_LIMIT - 1 <= value <= _INT_LIMIT:
+    if kind is int and _INT_LOW <= value <= _INT_LIMIT:
         return _INT_WIDTH
     if value is None or kind is bool:
         return 5

@@ -356,7 +356,6 @@ def decoded_message(
     content: tuple[JsonObject, ...],
     source: Source,
     metadata: JsonObject | None = None,
-    *,
     role: Literal["user"] = "user",
 ) -> UserMessage:
     """A message from parts a decoder has checked one by one (the id, the role, the frozen

@@ -247,8 +247,8 @@ def _read_slots(
     beside its attribute."""
     count = "".join(f" + ({s.key!r} in {data})" for s in slots if s.optional)
     required = fixed + sum(not s.optional for s in slots)
-    lines = [f"if type({data}) is not dict or len({data}) != {required}{count}:"]
-    lines.append("    raise _Declined")
+    dict_check = "" if fixed else f"type({data}) is not dict or "  # a union checked it
+    lines = [f"if {dict_check}len({data}) != {required}{count}:", "    raise _Declined"]
     for slot in slots:
         local = f"{data}_{len(fields)}"
         if isinstance(slot, Nest):
@@ -265,7 +265,8 @@ def _read_slots(
         lines += [f"    {local} = {default}", "else:"]
         if slot.reject_default:
             lines += [f"    if {local} == {default}:", "        raise _Declined"]
-        lines += indented(slot.wire.direct_lines(code, local))
+        wire = slot.wire.inner if isinstance(slot.wire, Nullable) else slot.wire  # not None
+        lines += indented(wire.direct_lines(code, local))
     return lines
 
 
@@ -318,15 +319,15 @@ def _arguments(make: Callable[..., Any], fields: dict[str, str]) -> str:
     return ", ".join([*positional, *(f"{attr}={local}" for attr, local in fields.items())])
 
 
-def _direct_first(wire: Record[T] | Tagged[T], data: object, what: str) -> T:
-    """``wire``'s direct reading of ``data``; where it stops, its checked reading."""
+def _direct_first(
+    read: Callable[[Any], T], checked: Callable[[Any, str], T], data: object, what: str
+) -> T:
+    """The direct reading of ``data``; where it stops, the checked reading."""
     try:
-        value: T = wire.direct_function()(data)
-        return value
+        return read(data)
     except DECLINED:
         pass  # judged below, outside this handler: its errors chain to nothing
-    checked: T = wire.checked_decode(data, what)
-    return checked
+    return checked(data, what)
 
 
 class _ShapeOf:
@@ -393,7 +394,8 @@ class Record(Wire, Generic[T]):
         return self._encode(value)
 
     def decode(self, data: object, what: str = "") -> T:
-        return _direct_first(self, data, what)
+        value: T = _direct_first(self._direct, self.checked_decode, data, what)
+        return value
 
     def direct_lines(self, code: Code, var: str) -> list[str]:
         return _direct_lines(code, self.fields, self._builder, var)
@@ -546,7 +548,8 @@ class Tagged(Wire, Generic[T]):
         raise InvalidInput(f"not a {self.what}: {shown(value)}")
 
     def decode(self, data: object, what: str = "") -> T:
-        return _direct_first(self, data, what)
+        value: T = _direct_first(self._read, self.checked_decode, data, what)
+        return value
 
     def direct_lines(self, code: Code, var: str) -> list[str]:
         """The tag, then the reading of its member (or of the fallback), chosen in a chain
@@ -560,17 +563,18 @@ class Tagged(Wire, Generic[T]):
             lines.append(f"{tag} = {var}.get({self.key!r})")
         lines += [f"if type({tag}) is not str:", "    raise _Declined"]
         fixed = 0 if self.envelope else 1
-        for index, v in enumerate(self.variants):
-            lines.append(f"{'elif' if index else 'if'} {tag} == {v.tag!r}:")
-            make = self._builders[v.tag]
-            lines += indented(_direct_lines(code, v.fields, make, body, fixed, v.unwrap))
-        lines.append("else:")
-        if self.fallback is None:
-            lines.append("    raise _Declined")
-        else:
+        branches = [
+            (f"{tag} == {v.tag!r}", _direct_lines(code, v.fields, make, body, fixed, v.unwrap))
+            for v, make in zip(self.variants, self._builders.values(), strict=True)
+        ]
+        otherwise = ["raise _Declined"]
+        if self.fallback is not None:  # a tag outside the table (its tag's rules say which)
             build = code.bind(self.fallback.direct or self.fallback.decode)
-            lines += indented(self.fallback.tag.direct_lines(code, tag))
-            lines.append(f"    {body} = {build}({tag}, {body})")
+            otherwise = self.fallback.tag.direct_lines(code, tag)
+            otherwise.append(f"{body} = {build}({tag}, {body})")
+        for index, (test, branch) in enumerate(branches):
+            lines += [f"{'elif' if index else 'if'} {test}:", *indented(branch)]
+        lines += ["else:", *indented(otherwise)]
         return [*lines, f"{var} = {body}"] if self.envelope else lines
 
     def _read_extra(self, data: dict[str, Any]) -> None:
