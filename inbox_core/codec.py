@@ -25,7 +25,7 @@ would.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, Final, get_args
 
 import attrs
@@ -53,7 +53,9 @@ from inbox_core.commands import (
 )
 from inbox_core.errors import DecodeError, InvalidInput, shown
 from inbox_core.events import (
+    DURABLE_TYPES,
     HOST_PREFIX,
+    REASON_TYPES,
     AbortedReason,
     AgentError,
     CancelRequested,
@@ -92,9 +94,11 @@ from inbox_core.history import (
     goal_rounds,
     transcript,
 )
-from inbox_core.json_values import thaw_json
+from inbox_core.json_values import freeze_json, thaw_json
 from inbox_core.state import AgentState, Awaiting, AwaitPreStep, AwaitStep, AwaitTurnStopping
+from inbox_core.validators import trusted
 from inbox_core.values import (
+    CAUSE_TYPES,
     NOTICE_SUMMARY_MAX,
     PLUGIN_FORMS,
     TARGETS,
@@ -112,6 +116,9 @@ from inbox_core.values import (
     SteerInput,
     ToolSource,
     UserMessage,
+    UserSource,
+    decoded_entry,
+    decoded_message,
 )
 from inbox_core.wire import (
     SELF,
@@ -129,10 +136,45 @@ from inbox_core.wire import (
     Record,
     Str,
     Tagged,
+    Trusted,
     Variant,
 )
 
 Json = Any
+
+# ----------------------------------------------------------- the direct reading
+# The classes whose rules their rows state, every one (the direct reading of wire.py checks
+# them): it builds these without their constructors' checks (D31, D42), and a class without
+# fields as one shared value (frozen: equal, and no more to allocate and collect); a message
+# and an entry with builders that check what only the whole value knows, its size. Any
+# other class (a plugin source, an extension source, a notification, a command) goes
+# through its constructor.
+
+
+def _trusted(cls: type) -> Callable[..., Any]:
+    if attrs.fields(cls):
+        return trusted(cls)
+    value = cls()
+    return lambda: value
+
+
+TRUSTED: Final[Trusted] = {
+    **{
+        cls: _trusted(cls)
+        for cls in (SnapshotSection, UserSource, GoalSource, ToolSource, *CAUSE_TYPES)
+    },
+    **{cls: _trusted(cls) for cls in (*REASON_TYPES, *DURABLE_TYPES)},
+    UserMessage: decoded_message,
+    Entry: decoded_entry,
+}
+_host_record = TRUSTED[HostRecord]
+
+
+def _record_from_json(record_type: str, data: Json) -> HostRecord:
+    """A host record event's direct reading, its type read already: its data frozen."""
+    record: HostRecord = _host_record(record_type, freeze_json(data))
+    return record
+
 
 # --------------------------------------------------------------------- scalars
 # ``check=False``: building leaves the JSON type to the value's own constructor, which
@@ -166,7 +208,9 @@ def _extension_from_json(kind: str, data: Mapping[str, Any]) -> ExtensionSource:
     return ExtensionSource(kind, {k: v for k, v in data.items() if k != "kind"})
 
 
-SECTION: Final = Record("section", SnapshotSection, (Field("name", TEXT), Field("text", TEXT)))
+SECTION: Final = Record(
+    "section", SnapshotSection, (Field("name", TEXT), Field("text", TEXT)), trusted=TRUSTED
+)
 PLUGIN: Final = (
     Field("plugin", ID),
     Field("form", Enum(PLUGIN_FORMS, check=False), optional=True),
@@ -189,6 +233,7 @@ SOURCE: Final = Tagged[Source](
         _extension_to_json,
         _extension_from_json,
     ),
+    trusted=TRUSTED,
 )
 MESSAGE: Final = Record(
     "message",
@@ -200,23 +245,28 @@ MESSAGE: Final = Record(
         Field("source", SOURCE),
         Field("metadata", Nullable(JSON_OBJECT), optional=True),
     ),
+    trusted=TRUSTED,
 )
 MESSAGES: Final = Array(MESSAGE)
 ENTRY: Final = Record(
     "entry",
     Entry,
     (Field("message", MESSAGE), Field("contexts", MESSAGES), Field("wakeup", Bool())),
+    trusted=TRUSTED,
 )
 
 # --------------------------------------------------------- causes and reasons
 
-CAUSE: Final = Tagged[Cause]("cause", "cause", "kind", Cause, {HookCause: (Field("reason", TEXT),)})
+CAUSE: Final = Tagged[Cause](
+    "cause", "cause", "kind", Cause, {HookCause: (Field("reason", TEXT),)}, trusted=TRUSTED
+)
 REASON: Final = Tagged[TurnEndReason](
     "reason",
     "turn/end reason",
     "kind",
     TurnEndReason,
     {ErrorReason: (_error(),), AbortedReason: (Field("cause", CAUSE, key="reason"),)},
+    trusted=TRUSTED,
 )
 
 # ------------------------------------------------------------- durable events
@@ -226,7 +276,10 @@ HOST_TYPE: Final = Str(
 )
 """``host/`` and a non-empty name (R30); the decoder checks the prefix, HostRecord the name."""
 HOST_RECORD: Final = Record(
-    "hostRecord", HostRecord, (Field("type", HOST_TYPE), Field("data", ANY_JSON))
+    "hostRecord",
+    HostRecord,
+    (Field("type", HOST_TYPE), Field("data", ANY_JSON)),
+    trusted=TRUSTED,
 )
 """A host record on its own (a report's ``records``): exactly ``{type, data}``."""
 TURN: Final = (Field("turn", COUNT),)
@@ -254,7 +307,10 @@ EVENT: Final = Tagged[DurableEvent](
     },
     envelope=True,
     extra={"seq": Int()},  # a log record's position: an integer, ignored (load checks it)
-    fallback=Open(HostRecord, HOST_TYPE, HOST_RECORD.encode, HostRecord),  # data verbatim (R30)
+    fallback=Open(  # data verbatim (R30)
+        HostRecord, HOST_TYPE, HOST_RECORD.encode, HostRecord, direct=_record_from_json
+    ),
+    trusted=TRUSTED,
 )
 
 # -------------------------------------------------------- live notifications

@@ -2,10 +2,13 @@
 
 ``freeze_json`` turns parsed JSON (or any mapping and sequence of JSON scalars)
 into a deeply immutable, hashable value: objects become ``JsonObject``, arrays
-tuples; ``thaw_json`` gives plain ``dict``/``list`` data back. Both work without
-recursion, and freezing checks the limits of ``inbox_core.limits`` (depth,
-integer range, strings of Unicode scalar values, size: ``json_size``) once, in
-the same walk, so a value that exists can be stored by every store (issue 17).
+tuples; ``thaw_json`` gives plain ``dict``/``list`` data back. Freezing checks the
+limits of ``inbox_core.limits`` (depth, integer range, strings of Unicode scalar
+values, size: ``json_size``) once, in the same walk, so a value that exists can be
+stored by every store (issue 17). Neither needs recursion the data controls: plain
+JSON (what a parser makes) is frozen by a walk that recurses at most
+``limits.MAX_DEPTH`` levels, and anything else, or a caller too deep in its own stack
+for those, by one with its own stack (thawing likewise).
 """
 
 from __future__ import annotations
@@ -38,13 +41,7 @@ class JsonObject(Mapping[str, "JsonValue"]):
         if data is None:
             self._data, self._depth, self._size = {}, 1, 2
         else:
-            if not isinstance(data, Mapping):
-                raise InvalidInput(f"expected a JSON object, got {type(data).__name__}")
-            built = _flat(data) if type(data) is dict else None
-            if built is None:
-                tree = _freeze_tree(data)
-                assert isinstance(tree, JsonObject)
-                built = tree
+            built = frozen_object(data)
             self._data, self._depth, self._size = built._data, built._depth, built._size
         self._hash = None
 
@@ -82,7 +79,8 @@ class JsonObject(Mapping[str, "JsonValue"]):
 
 JsonValue: TypeAlias = "bool | int | float | str | tuple[JsonValue, ...] | JsonObject | None"
 
-_CONTAINER: Final = object()  # what ``_leaf`` answers for an array or an object
+_CONTAINER: Final = object()
+_new: Final = object.__new__  # what ``_leaf`` answers for an array or an object
 
 
 def _leaf(value: Any) -> Any:
@@ -112,6 +110,10 @@ def _leaf(value: Any) -> Any:
 
 
 _INT_LIMIT: Final = limits.MAX_JSON_INTEGER
+_INT_LOW: Final = -_INT_LIMIT - 1
+_MAX_DEPTH: Final = limits.MAX_DEPTH
+_MAX_SIZE: Final = limits.MAX_JSON_SIZE
+_scalar_values: Final = limits.scalar_values
 _INT_WIDTH: Final = 20  # len("-9223372036854775808")
 _FLOAT_WIDTH: Final = 24  # len("-2.2250738585072014e-308"), the longest float repr
 
@@ -229,25 +231,111 @@ def _freeze_tree(root: object) -> JsonValue:
                 _too_big()
 
 
-def _flat(data: dict[Any, Any]) -> JsonObject | None:
-    """The common case fast: a dict of ASCII keys and strings, ints in range, None, bools.
-    None when anything else is in it (``_freeze_tree`` then judges and freezes it all)."""
-    size = 2
-    for key, value in data.items():
-        if type(key) is not str or not key.isascii():
-            return None
-        kind = type(value)
+class _Unplain(Exception):
+    """Not plain JSON, or past a limit: ``_freeze_tree`` judges it, and says what."""
+
+
+def _plain_object(data: dict[Any, Any], depth: int) -> JsonObject:
+    """``_freeze_tree`` of a dict of plain JSON (dicts, lists, strs, ints, floats, bools and
+    None, as a parser makes them) that keeps every limit.
+
+    It recurses, at most ``limits.MAX_DEPTH`` levels, and is twice as fast as the walk with
+    its own stack (strs, ints and objects, the common members, are read inline). Anything
+    else raises ``_Unplain``, and a caller too deep in its own stack gets a
+    ``RecursionError``: ``_freeze_tree`` then freezes it or says what is wrong."""
+    if depth > _MAX_DEPTH:
+        raise _Unplain
+    built: dict[str, JsonValue] = {}
+    size, below = 2 + 4 * len(data), 0
+    for key, item in data.items():
+        if type(key) is not str or not (key.isascii() or _scalar_values(key)):
+            raise _Unplain
+        kind = type(item)
         if kind is str:
-            if not value.isascii():
-                return None
-            size += len(key) + len(value) + 6
-        elif kind is int and -_INT_LIMIT - 1 <= value <= _INT_LIMIT:
-            size += len(key) + 4 + _INT_WIDTH
-        elif value is None or kind is bool:
-            size += len(key) + 9
+            if not (item.isascii() or _scalar_values(item)):
+                raise _Unplain
+            size += len(key) + len(item) + 2
+            built[key] = item
+        elif kind is int and _INT_LOW <= item <= _INT_LIMIT:
+            size += len(key) + _INT_WIDTH
+            built[key] = item
+        elif kind is dict:
+            built[key] = child = _plain_object(item, depth + 1)
+            size += len(key) + child._size
+            below = child._depth if child._depth > below else below
+        elif kind is list:
+            built[key], deep, weight = _plain_array(item, depth + 1)
+            size += len(key) + weight
+            below = deep if deep > below else below
         else:
-            return None
-    return JsonObject._built(dict(data), 1, size) if size <= limits.MAX_JSON_SIZE else None
+            size += len(key) + _plain_weight(item)
+            built[key] = item
+    if size > _MAX_SIZE:
+        raise _Unplain
+    frozen = _new(JsonObject)  # JsonObject._built, inline: a call less per object
+    frozen._data = built
+    frozen._depth = below + 1
+    frozen._size = size
+    frozen._hash = None
+    return frozen
+
+
+def _plain_array(data: list[Any], depth: int) -> tuple[tuple[JsonValue, ...], int, int]:
+    """``_plain_object`` of a list: the tuple, its depth and size."""
+    if depth > _MAX_DEPTH:
+        raise _Unplain
+    built: list[JsonValue] = []
+    size, below = 2 + len(data), 0
+    for item in data:
+        kind = type(item)
+        if kind is str:
+            if not (item.isascii() or _scalar_values(item)):
+                raise _Unplain
+            size += len(item) + 2
+            built.append(item)
+        elif kind is dict:
+            child = _plain_object(item, depth + 1)
+            size += child._size
+            below = child._depth if child._depth > below else below
+            built.append(child)
+        elif kind is list:
+            frozen, deep, weight = _plain_array(item, depth + 1)
+            size += weight
+            below = deep if deep > below else below
+            built.append(frozen)
+        else:
+            size += _plain_weight(item)
+            built.append(item)
+    if size > _MAX_SIZE:
+        raise _Unplain
+    return tuple(built), below + 1, size
+
+
+def _plain_weight(value: Any) -> int:
+    """The size of a plain scalar other than a str (an int, a float, a bool or None)."""
+    kind = type(value)
+    if kind is int and _INT_LOW <= value <= _INT_LIMIT:
+        return _INT_WIDTH
+    if value is None or kind is bool:
+        return 5
+    if kind is not float or not math.isfinite(value):
+        raise _Unplain
+    return _FLOAT_WIDTH
+
+
+def frozen_object(data: object) -> JsonObject:
+    """``JsonObject(data)`` as it is built (the constructor copies it into a second object):
+    what a decoder calls for each object it reads. InvalidInput if not a JSON object."""
+    if type(data) is dict:
+        try:
+            return _plain_object(data, 1)
+        except (_Unplain, RecursionError):
+            pass
+    elif not isinstance(data, Mapping):
+        raise InvalidInput(f"expected a JSON object, got {type(data).__name__}")
+    tree = _freeze_tree(data)
+    assert isinstance(tree, JsonObject)
+    return tree
 
 
 def _frame(container: object) -> list[Any]:
@@ -267,6 +355,13 @@ def _too_big() -> None:
 
 def freeze_json(value: object) -> JsonValue:
     """Validate a JSON value and return its deeply immutable form (``limits`` apply)."""
+    try:  # plain JSON first: what a parser makes, and most of what callers pass
+        if type(value) is dict:
+            return _plain_object(value, 1)
+        if type(value) is list:
+            return _plain_array(value, 1)[0]
+    except (_Unplain, RecursionError):
+        pass  # judged below, outside this handler: its errors chain to nothing
     leaf = _leaf(value)
     if leaf is not _CONTAINER:
         return leaf  # type: ignore[no-any-return]

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
 from inbox_core import json_text
@@ -73,9 +74,14 @@ _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _STRING_OR_BRACKET: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
 
 
+def scalar_values(value: str) -> bool:
+    """Whether ``value`` holds no lone surrogate: whether it can be encoded as UTF-8."""
+    return value.isascii() or _SURROGATE.search(value) is None
+
+
 def scalar_text(value: str, what: str) -> str:
     """``value`` if it holds no lone surrogate (it can be encoded as UTF-8), else InvalidInput."""
-    if not value.isascii() and _SURROGATE.search(value) is not None:
+    if not scalar_values(value):
         raise InvalidInput(f"{what} holds a lone surrogate, which no store can encode")
     return value
 
@@ -145,12 +151,13 @@ def parse_json(text: str) -> Any:
     """``json.loads(text)`` for a document no writer could nest deeper than
     ``MAX_DOCUMENT_DEPTH``; a deeper one is ``InvalidInput``, a malformed one ``ValueError``.
 
-    Counting brackets is one C pass; only a text with more opening brackets than the limit
-    is scanned token by token (strings skipped), so the common case costs two ``count`` calls.
+    Counting brackets is one C pass (none for a text too short to hold that many); only a
+    text with more opening brackets than the limit is scanned token by token (strings
+    skipped), so the common case costs two ``count`` calls.
     The parse needs no stack the data controls: deep in a caller's stack, where
     ``json.loads`` runs out of room, ``json_text.parse`` gives the same value.
     """
-    if text.count("[") + text.count("{") > MAX_DOCUMENT_DEPTH:
+    if len(text) > MAX_DOCUMENT_DEPTH and text.count("[") + text.count("{") > MAX_DOCUMENT_DEPTH:
         depth = 0
         for token in _STRING_OR_BRACKET.finditer(text):
             first = text[token.start()]
@@ -160,10 +167,21 @@ def parse_json(text: str) -> Any:
                     raise InvalidInput(f"JSON text nests deeper than {MAX_DOCUMENT_DEPTH} levels")
             elif first in "]}":
                 depth -= 1
+    try:  # json.loads without its wrappers: the scanner at 0, the whole text consumed
+        document, end = _scan(text, 0)
+        if end == len(text):
+            return document
+    except (StopIteration, ValueError, RecursionError):
+        pass  # leading whitespace, a BOM, bad JSON: json.loads reads it, or says why
     try:
         return json.loads(text)
     except RecursionError:  # a caller already deep in its own stack: the same, iteratively
         return json_text.parse(text)
+
+
+_scan: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+"""What ``json.loads`` calls, after a BOM check and skipping whitespace, to read a value
+(with the same defaults: NaN and Infinity read as floats, as ``json.loads`` reads them)."""
 
 
 LINE_BREAKS: Final = ("\u0085", "\u2028", "\u2029")

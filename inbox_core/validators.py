@@ -115,7 +115,7 @@ def tuple_of(
     return convert
 
 
-def trusted(cls: Callable[P, T]) -> Callable[P, T]:
+def trusted(cls: Callable[P, T], *, cached_hash: bool = False) -> Callable[P, T]:
     """``cls``'s constructor without its validators and converters, for the core's own use.
 
     The result takes the same arguments (names, defaults, keyword-only) and
@@ -126,17 +126,25 @@ def trusted(cls: Callable[P, T]) -> Callable[P, T]:
     field's declared type that passed their checks already (pydantic calls the
     same idea ``model_construct``); the test suite rebuilds every value the
     core emits through ``cls`` itself and compares (``testing.checks``).
-    Classes whose construction does more than store fields are refused.
+    Classes whose construction does more than store fields are refused, but for
+    ``cached_hash``: a class made with ``attrs.frozen(cache_hash=True)``, whose one hidden
+    slot is the cache, which starts empty as attrs' own ``__init__`` leaves it.
     """
     if not (isinstance(cls, type) and attrs.has(cls)) or "__slots__" not in vars(cls):
         raise TypeError(f"trusted() needs a slotted attrs class, got {cls!r}")
     hidden = set(vars(cls)["__slots__"]) - {f.name for f in attrs.fields(cls)} - {"__weakref__"}
+    cache = hidden.pop() if cached_hash and len(hidden) == 1 else None
     if hidden or hasattr(cls, "__attrs_post_init__") or hasattr(cls, "__attrs_pre_init__"):
         raise TypeError(f"{cls.__name__} does more than store its fields; trusted() would not")
+    if cached_hash and cache is None:
+        raise TypeError(f"{cls.__name__} has no hash cache; trusted() would not")
     scope: dict[str, Any] = {"new": object.__new__, "cls": cls}
     positional: list[str] = []
     keyword: list[str] = []
     body: list[str] = []
+    if cache is not None:
+        scope["set_cache"] = vars(cls)[cache].__set__
+        body.append("    set_cache(self, None)\n")
     for field in attrs.fields(cls):
         if not field.init or isinstance(field.default, attrs.Factory):  # type: ignore[arg-type]
             raise TypeError(f"{cls.__name__}.{field.name}: trusted() needs plain init fields")

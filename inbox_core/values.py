@@ -238,7 +238,12 @@ def _role(inst: UserMessage, _attribute: attrs.Attribute[Any], value: object) ->
     within ``limits.MAX_VALUE_SIZE``."""
     if value != "user":
         raise InvalidInput(f"role is always 'user', got {shown(value)}")
-    size = _message_size(inst)
+    _whole(inst)
+
+
+def _whole(message: UserMessage) -> None:
+    """The message within ``limits.MAX_VALUE_SIZE``, once its parts are checked."""
+    size = _message_size(message)
     if size > _MAX_VALUE_SIZE:
         limits.value_size(size, "a message")
 
@@ -342,6 +347,32 @@ class Entry:
 
 
 _trusted_entry = trusted(Entry)  # an input's fields are checked already (D31)
+_trusted_message = trusted(UserMessage, cached_hash=True)
+_CONTEXTS: Final = attrs.fields(Entry).contexts
+
+
+def decoded_message(
+    id: MessageId,
+    content: tuple[JsonObject, ...],
+    source: Source,
+    metadata: JsonObject | None = None,
+    role: Literal["user"] = "user",
+) -> UserMessage:
+    """A message from parts a decoder has checked one by one (the id, the role, the frozen
+    blocks and metadata, the source built): without their checks (D31), then checked as a
+    whole, its size (the last check of ``role``'s validator)."""
+    message = _trusted_message(id, content, source, metadata, role=role)
+    _whole(message)
+    return message
+
+
+def decoded_entry(message: UserMessage, contexts: tuple[UserMessage, ...], wakeup: bool) -> Entry:
+    """An entry from parts a decoder has checked (built messages, a bool): without their
+    checks, then the size of a message with contexts (``contexts``' validator)."""
+    entry = _trusted_entry(message, contexts, wakeup)
+    _entry_size(entry, _CONTEXTS, contexts)
+    return entry
+
 
 # ----------------------------------------------------------------------- inputs
 

@@ -26,16 +26,25 @@ document that does not have the shape of its table (a JSON type, a missing or
 unknown key, an unknown tag or enum value; what the JSON Schemas of
 ``specs/schema`` check) is a ``DecodeError``, wherever that is in the document;
 a well-shaped document whose values break a value's own rule raises that
-value's error (``InvalidInput``, ``InvalidSplice``). Two functions per table do
-it. *Building* (``Wire.decoder``) reads the fields in table order and calls the
-constructors, checking the JSON types it must look at (``check=True``) and
-leaving the others to the constructor's validator (``check=False``), which
-refuses a wrong type too. *The shape check* (``Wire.check_shape``) walks the
-whole document, builds nothing and raises ``DecodeError`` only. ``Wire.decode``
-builds, and when building fails with a value's error it runs the shape check
-over the whole document before it lets that error go: a valid document costs
-one pass, and a shape error anywhere beats a value error anywhere. An optional
-key holding ``null`` reads as absent (D12).
+value's error (``InvalidInput``, ``InvalidSplice``). Three functions per table
+do it. *The direct reading* (``Wire.direct_function``) is the one a valid
+document takes: one pass that checks every key, JSON type, tag and the value
+rules its rows state (the ``Int`` minimums, ``Str`` lengths and prefixes, and the
+limits of every string and opaque value, frozen in the same pass), and builds
+each value with its table's ``trusted`` builder (the class's constructor
+without the checks the pass has made, D31; a class with no trusted builder
+goes through its constructor). It raises no error of its own: whatever is not
+plainly allowed stops it (``Declined``, or a constructor's error), and the two
+other functions judge the document. *Building* (``Wire.decoder``) reads the
+fields in table order and calls the constructors, checking the JSON types it
+must look at (``check=True``) and leaving the others to the constructor's
+validator (``check=False``), which refuses a wrong type too. *The shape check*
+(``Wire.check_shape``) walks the whole document, builds nothing and raises
+``DecodeError`` only. ``Wire.decode`` reads directly; when that stops it builds,
+and when building fails with a value's error it runs the shape check over the
+whole document before it lets that error go: a shape error anywhere beats a
+value error anywhere, and the errors are the same whichever way a document
+goes. An optional key holding ``null`` reads as absent (D12).
 
 Like attrs' own ``__init__``, the per-class encoders and decoders are
 generated source, compiled once at import: encoding ``TurnStarted(3)`` runs
@@ -44,17 +53,21 @@ generated source, compiled once at import: encoding ``TurnStarted(3)`` runs
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping
 from typing import Any, Generic, get_args
 
 import attrs
 
-from inbox_core.errors import DecodeError, InboxCoreError, InvalidInput, shown
+from inbox_core.errors import DecodeError, InvalidInput, shown
 from inbox_core.wire_types import (
+    DECLINED,
     SELF,
     Array,
     Bool,
+    Code,
     Const,
+    Declined,
     Enum,
     Int,
     Json,
@@ -67,6 +80,7 @@ from inbox_core.wire_types import (
     Wire,
     camel,
     closed_object,
+    indented,
 )
 
 __all__ = [
@@ -87,6 +101,7 @@ __all__ = [
     "Slot",
     "Str",
     "Tagged",
+    "Trusted",
     "Variant",
     "Wire",
     "camel",
@@ -136,30 +151,12 @@ def _key_sets(slots: tuple[Slot, ...], *fixed: str) -> tuple[frozenset[str], fro
     return required, frozenset((*fixed, *(s.key for s in slots)))
 
 
-class _Source:
-    """The text and the namespace of one generated function."""
-
-    def __init__(self, **names: Any) -> None:
-        self.env: dict[str, Any] = dict(names)
-        self.lines: list[str] = []
-
-    def bind(self, obj: Any) -> str:
-        name = f"_{len(self.env)}"
-        self.env[name] = obj
-        return name
-
-    def compile(self, signature: str) -> Any:
-        code = f"def {signature}:\n" + "".join(f"    {line}\n" for line in self.lines)
-        exec(compile(code, f"<inbox_core.wire {signature}>", "exec"), self.env)
-        return self.env[signature.split("(", maxsplit=1)[0]]
-
-
 def _encoder(
     slots: tuple[Slot, ...], head: Mapping[str, str] | None = None, wrap: str = ""
 ) -> Encoder:
     """The function writing ``slots`` of a value after ``head`` (a flat union's tag), or
     as the ``data`` of ``{"type": wrap, "data": ...}``."""
-    src = _Source()
+    src = Code()
 
     def write(slot: Slot, value: str) -> str:
         if isinstance(slot, Nest):
@@ -199,7 +196,7 @@ def _decoder(
     """The function checking an object's keys (``fixed``: its tag), reading ``slots`` in
     order and returning ``make(**fields)``, or the fields' dict (``make`` None)."""
     required, allowed = _key_sets(slots, *fixed)
-    src = _Source(_closed=closed_object, InvalidInput=InvalidInput)
+    src = Code(_closed=closed_object, InvalidInput=InvalidInput)
     src.lines.append(f"obj = _closed(data, {what!r}, {src.bind(required)}, {src.bind(allowed)})")
     names: list[tuple[str, str]] = []  # (attribute, local)
 
@@ -234,6 +231,103 @@ def _decoder(
         src.lines.append(f"return {call}")
     decoder: Callable[[Any], Any] = src.compile("decode(data)")
     return decoder
+
+
+Trusted = Mapping[type, Callable[..., Any]]
+"""Per class, its builder for the direct reading: the constructor without the checks the
+reading makes itself (``validators.trusted``), or one that checks only what the whole value
+knows (a message's size)."""
+
+
+def _read_slots(
+    code: Code, slots: tuple[Slot, ...], data: str, fixed: int, fields: list[tuple[str, str]]
+) -> list[str]:
+    """The direct reading of the object in local ``data``: exactly ``slots``' keys (and
+    ``fixed`` tag keys), each field read into a local of its own, named in ``fields``
+    beside its attribute."""
+    count = "".join(f" + ({s.key!r} in {data})" for s in slots if s.optional)
+    required = fixed + sum(not s.optional for s in slots)
+    dict_check = "" if fixed else f"type({data}) is not dict or "  # a union checked it
+    lines = [f"if {dict_check}len({data}) != {required}{count}:", "    raise _Declined"]
+    for slot in slots:
+        local = f"{data}_{len(fields)}"
+        if isinstance(slot, Nest):
+            lines.append(f"{local} = {data}[{slot.key!r}]")
+            lines += _read_slots(code, slot.fields, local, 0, fields)
+            continue
+        fields.append((slot.attr, local))
+        if not slot.optional:
+            lines.append(f"{local} = {data}[{slot.key!r}]")
+            lines += slot.wire.direct_lines(code, local)
+            continue
+        default = code.bind(slot.default)
+        lines += [f"{local} = {data}.get({slot.key!r})", f"if {local} is None:"]
+        lines += [f"    {local} = {default}", "else:"]
+        if slot.reject_default:
+            lines += [f"    if {local} == {default}:", "        raise _Declined"]
+        wire = slot.wire.inner if isinstance(slot.wire, Nullable) else slot.wire  # not None
+        lines += indented(wire.direct_lines(code, local))
+    return lines
+
+
+def _direct_lines(
+    code: Code,
+    slots: tuple[Slot, ...],
+    make: Callable[..., Any],
+    var: str,
+    fixed: int = 0,
+    unwrap: bool = False,
+) -> list[str]:
+    """The direct reading of an object of ``slots`` in local ``var`` (``fixed``: its tag
+    keys), leaving ``make(**fields)`` in it; ``unwrap``: ``var`` holds the one field's
+    JSON. Records nest inline: a record in a record costs no call."""
+    fields: list[tuple[str, str]] = []
+    if unwrap:
+        (field,) = slots
+        assert isinstance(field, Field)
+        fields.append((field.attr, var))
+        lines = field.wire.direct_lines(code, var)
+    else:
+        lines = _read_slots(code, slots, var, fixed, fields)
+    if [attr for attr, _ in fields] == [SELF]:
+        return [*lines, f"{var} = {fields[0][1]}"]
+    return [*lines, f"{var} = {code.bind(make)}({_arguments(make, dict(fields))})"]
+
+
+def _direct(
+    slots: tuple[Slot, ...],
+    what: str,
+    make: Callable[..., Any],
+    fixed: int = 0,
+    unwrap: bool = False,
+) -> Callable[[Any], Any]:
+    """``_direct_lines`` as the function reading a ``what``."""
+    code = Code()
+    code.lines = [*_direct_lines(code, slots, make, "data", fixed, unwrap), "return data"]
+    function: Callable[[Any], Any] = code.compile("direct(data)", f"direct {what}")
+    return function
+
+
+def _arguments(make: Callable[..., Any], fields: dict[str, str]) -> str:
+    """The arguments of a call of ``make`` with ``fields`` (attribute: local): positional
+    as far as its parameters allow (a call with keywords costs more), then keywords."""
+    positional = []
+    for parameter in inspect.signature(make).parameters.values():
+        if parameter.kind is not parameter.POSITIONAL_OR_KEYWORD or parameter.name not in fields:
+            break
+        positional.append(fields.pop(parameter.name))
+    return ", ".join([*positional, *(f"{attr}={local}" for attr, local in fields.items())])
+
+
+def _direct_first(
+    read: Callable[[Any], T], checked: Callable[[Any, str], T], data: object, what: str
+) -> T:
+    """The direct reading of ``data``; where it stops, the checked reading."""
+    try:
+        return read(data)
+    except DECLINED:
+        pass  # judged below, outside this handler: its errors chain to nothing
+    return checked(data, what)
 
 
 class _ShapeOf:
@@ -275,6 +369,7 @@ class Record(Wire, Generic[T]):
         *,
         build: Callable[[dict[str, Any]], T] | None = None,
         classes: tuple[type, ...] = (),
+        trusted: Trusted | None = None,
     ) -> None:
         self.name = name
         self.cls = cls
@@ -284,6 +379,8 @@ class Record(Wire, Generic[T]):
         make = cls if build is None else (lambda **fields: build(fields))
         self._build: Callable[[Any], T] = _decoder(fields, name, make)
         self._shape = _ShapeOf(fields, name)
+        self._builder = make if build is not None or trusted is None else trusted.get(cls, make)
+        self._direct: Callable[[Any], T] = _direct(fields, name, self._builder)
 
     @property
     def encoder(self) -> Callable[[Any], Json] | None:
@@ -297,13 +394,14 @@ class Record(Wire, Generic[T]):
         return self._encode(value)
 
     def decode(self, data: object, what: str = "") -> T:
-        try:  # Wire.decode, without its indirections: a record is decoded often
-            return self._build(data)
-        except DecodeError:
-            raise
-        except InboxCoreError:
-            self._shape(data)
-            raise
+        value: T = _direct_first(self._direct, self.checked_decode, data, what)
+        return value
+
+    def direct_lines(self, code: Code, var: str) -> list[str]:
+        return _direct_lines(code, self.fields, self._builder, var)
+
+    def direct_function(self) -> Callable[[Any], T]:
+        return self._direct
 
     def build(self, data: object, what: str = "") -> T:
         return self._build(data)
@@ -345,6 +443,9 @@ class Open:
     tag: Str
     encode: Callable[[Any], dict[str, Json]]
     decode: Callable[[str, Any], Any]
+    direct: Callable[[str, Any], Any] | None = None
+    """The direct reading's builder from a tag that keeps ``tag``'s rules (``decode`` if
+    None)."""
 
 
 class Tagged(Wire, Generic[T]):
@@ -354,7 +455,7 @@ class Tagged(Wire, Generic[T]):
     one with fields has its row in ``rows``, its fields or a whole ``Variant``.
     ``envelope``: ``{"type", "data"}`` (``extra``: keys tolerated next to them, with
     their shape; the value ignores them). ``fallback``: the member that takes the tags
-    outside the table.
+    outside the table. ``trusted``: the builders of the direct reading, per class.
     """
 
     def __init__(
@@ -368,6 +469,7 @@ class Tagged(Wire, Generic[T]):
         envelope: bool = False,
         extra: Mapping[str, Scalar] | None = None,
         fallback: Open | None = None,
+        trusted: Trusted | None = None,
     ) -> None:
         self.name, self.what, self.key = name, what, key
         self.envelope, self.fallback = envelope, fallback
@@ -398,6 +500,11 @@ class Tagged(Wire, Generic[T]):
         self._encoders = {v.cls: self._encoder(v) for v in self.variants}
         self._decoders = {v.tag: self._decoder(v) for v in self.variants}
         self._shapes = {v.tag: self._shape(v) for v in self.variants}
+        self._builders = {v.tag: (trusted or {}).get(v.cls, v.cls) for v in self.variants}
+        self._extra_reads = {key: wire.direct_function() for key, wire in self.extra.items()}
+        code = Code()
+        code.lines = [*self.direct_lines(code, "data"), "return data"]
+        self._read: Callable[[Any], T] = code.compile("direct(data)", f"direct {name}")
 
     def _encoder(self, variant: Variant) -> Encoder:
         if not self.envelope:
@@ -441,13 +548,47 @@ class Tagged(Wire, Generic[T]):
         raise InvalidInput(f"not a {self.what}: {shown(value)}")
 
     def decode(self, data: object, what: str = "") -> T:
-        try:  # Wire.decode, without its indirections: events are decoded often
-            return self.build(data, what)
-        except DecodeError:
-            raise
-        except InboxCoreError:
-            self.check_shape(data, what)
-            raise
+        value: T = _direct_first(self._read, self.checked_decode, data, what)
+        return value
+
+    def direct_lines(self, code: Code, var: str) -> list[str]:
+        """The tag, then the reading of its member (or of the fallback), chosen in a chain
+        of comparisons: a union inside a record costs no call either."""
+        tag, body = f"{var}_tag", f"{var}_body" if self.envelope else var
+        lines = [f"if type({var}) is not dict:", "    raise _Declined"]
+        if self.envelope:
+            lines += [f"if len({var}) != 2:", f"    {code.bind(self._read_extra)}({var})"]
+            lines += [f"{tag} = {var}['type']", f"{body} = {var}['data']"]
+        else:
+            lines.append(f"{tag} = {var}.get({self.key!r})")
+        lines += [f"if type({tag}) is not str:", "    raise _Declined"]
+        fixed = 0 if self.envelope else 1
+        branches = [
+            (f"{tag} == {v.tag!r}", _direct_lines(code, v.fields, make, body, fixed, v.unwrap))
+            for v, make in zip(self.variants, self._builders.values(), strict=True)
+        ]
+        otherwise = ["raise _Declined"]
+        if self.fallback is not None:  # a tag outside the table (its tag's rules say which)
+            build = code.bind(self.fallback.direct or self.fallback.decode)
+            otherwise = self.fallback.tag.direct_lines(code, tag)
+            otherwise.append(f"{body} = {build}({tag}, {body})")
+        for index, (test, branch) in enumerate(branches):
+            lines += [f"{'elif' if index else 'if'} {test}:", *indented(branch)]
+        lines += ["else:", *indented(otherwise)]
+        return [*lines, f"{var} = {body}"] if self.envelope else lines
+
+    def _read_extra(self, data: dict[str, Any]) -> None:
+        """An envelope's keys beside ``type`` and ``data``: each one of ``extra``, read."""
+        count = 2
+        for key, read in self._extra_reads.items():
+            if key in data:
+                read(data[key])
+                count += 1
+        if len(data) != count:
+            raise Declined
+
+    def direct_function(self) -> Callable[[Any], T]:
+        return self._read
 
     def _tag(self, data: object, what: str) -> tuple[str, Any]:
         """The tag of a document and the body its variant reads (``DecodeError`` if the

@@ -3,9 +3,10 @@
 A *wire* is the JSON form of one value: ``Int``, ``Str``, ``Bool``, ``Enum`` (all
 ``Scalar``), ``Const``, ``Opaque`` (JSON kept verbatim) and the combinators
 ``Array``, ``Nullable`` and ``Map``; ``inbox_core.wire`` builds the objects
-(``Record``, ``Tagged``) from them. Each wire encodes, builds (``decoder``) and checks
-a document's shape (``check_shape``: ``DecodeError`` only), as ``inbox_core.wire``'s
-theory of operation says.
+(``Record``, ``Tagged``) from them. Each wire encodes, builds (``decoder``), checks
+a document's shape (``check_shape``: ``DecodeError`` only) and reads it in one pass
+(``direct_lines``, ``direct_function``: ``Declined`` unless every rule plainly holds), as
+``inbox_core.wire``'s theory of operation says.
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from typing import Any, Final, TypeVar
 
 import attrs
 
+from inbox_core import limits
 from inbox_core.errors import DecodeError, InboxCoreError, shown
-from inbox_core.json_values import thaw_json
+from inbox_core.json_values import freeze_json, frozen_object, thaw_json
 
 T = TypeVar("T")
 Json = Any
@@ -55,6 +57,42 @@ def _keys(keys: Iterable[object]) -> str:
 
 _KEYS_SHOWN: Final = 8
 
+# ----------------------------------------------------------- generated functions
+
+
+class Code:
+    """The text and the namespace of one generated function; ``_Declined`` is in scope."""
+
+    def __init__(self, **names: Any) -> None:
+        self.env: dict[str, Any] = {"_Declined": Declined, **names}
+        self.lines: list[str] = []
+
+    def bind(self, obj: Any) -> str:
+        name = f"_{len(self.env)}"
+        self.env[name] = obj
+        return name
+
+    def compile(self, signature: str, what: str = "") -> Any:
+        """The function ``signature`` of these lines, named by ``what`` in tracebacks."""
+        code = f"def {signature}:\n" + "".join(f"    {line}\n" for line in self.lines)
+        exec(compile(code, f"<inbox_core.wire {what or signature}>", "exec"), self.env)
+        return self.env[signature.split("(", maxsplit=1)[0]]
+
+
+class Declined(Exception):
+    """The one-pass reading stopped: a document is not plainly what its table allows (its
+    JSON types, keys, tags, the rules a row states). The checked reading then judges it."""
+
+
+DECLINED: Final = (Declined, LookupError, InboxCoreError)
+"""What stops a one-pass reading: ``Declined``, a required key missing (``KeyError``), a
+value's own check (``InvalidInput`` from freezing JSON, or a constructor's)."""
+
+
+def indented(lines: list[str]) -> list[str]:
+    """``lines`` one block deeper."""
+    return [f"    {line}" for line in lines]
+
 
 # ---------------------------------------------------------------------- scalars
 
@@ -79,6 +117,11 @@ class Wire:
         return value if encode is None else encode(value)
 
     def decode(self, data: object, what: str = "value") -> Any:
+        """The value of a whole document (``checked_decode``; a record or a union reads it
+        directly first)."""
+        return self.checked_decode(data, what)
+
+    def checked_decode(self, data: object, what: str = "") -> Any:
         """The value of a whole document: built, or ``DecodeError`` if its shape is wrong
         anywhere, or else the error of the first value that refuses to be built."""
         build = self.decoder
@@ -95,6 +138,19 @@ class Wire:
 
     def check_shape(self, data: object, what: str) -> None:
         """``DecodeError`` unless ``data`` has this wire's shape; builds nothing."""
+
+    def direct_lines(self, code: Code, var: str) -> list[str]:
+        """Statements reading the JSON value in local ``var`` in one pass: they raise
+        ``Declined`` (or another of ``DECLINED``) unless it has this wire's shape and keeps
+        the rules its table states, and leave the value built from it in ``var``."""
+        return [f"{var} = {code.bind(self.direct_function())}({var})"]
+
+    def direct_function(self) -> Callable[[Any], Any]:
+        """``direct_lines`` as a function of the JSON value."""
+        code = Code()
+        code.lines = [*self.direct_lines(code, "data"), "return data"]
+        function: Callable[[Any], Any] = code.compile("direct(data)")
+        return function
 
 
 @attrs.frozen
@@ -115,6 +171,15 @@ class Scalar(Wire):
     def checked(self, data: Any, what: str) -> Any:
         return data
 
+    def test(self, code: Code, var: str) -> str:
+        """An expression true when ``var`` has this scalar's JSON type and keeps its value
+        rules (the constructor's, which the direct reading then does not run again); any
+        value for a scalar that checks nothing."""
+        return "True"
+
+    def direct_lines(self, code: Code, var: str) -> list[str]:
+        return [f"if not ({self.test(code, var)}):", "    raise _Declined"]
+
 
 @attrs.frozen
 class Int(Scalar):
@@ -127,6 +192,10 @@ class Int(Scalar):
         if type(data) is not int and (isinstance(data, bool) or not isinstance(data, int)):
             raise DecodeError(f"{what}: expected an integer, got {shown(data)}")
         return data
+
+    def test(self, code: Code, var: str) -> str:
+        low = -limits.MAX_SAFE_INTEGER if self.minimum is None else self.minimum
+        return f"type({var}) is int and {low} <= {var} <= {limits.MAX_SAFE_INTEGER}"
 
 
 @attrs.frozen
@@ -147,6 +216,18 @@ class Str(Scalar):
             raise DecodeError(f"{what}: {shown(data)} does not start with {self.prefix!r}")
         return data
 
+    def test(self, code: Code, var: str) -> str:
+        """Also the rules of every string: at most ``MAX_JSON_SIZE`` characters, no lone
+        surrogate (``limits``). ``one_line`` is tested plainly: printable characters only."""
+        high = limits.MAX_JSON_SIZE if self.max_length is None else self.max_length
+        tests = [f"type({var}) is str", f"{self.min_length} <= len({var}) <= {high}"]
+        if self.prefix:
+            tests.append(f"{var}.startswith({self.prefix!r})")
+        if self.one_line:
+            tests.append(f"{var}.isprintable()")
+        tests.append(f"({var}.isascii() or {code.bind(limits.scalar_values)}({var}))")
+        return " and ".join(tests)
+
 
 @attrs.frozen
 class Bool(Scalar):
@@ -154,6 +235,9 @@ class Bool(Scalar):
         if not isinstance(data, bool):
             raise DecodeError(f"{what}: expected a boolean, got {shown(data)}")
         return data
+
+    def test(self, code: Code, var: str) -> str:
+        return f"type({var}) is bool"
 
 
 @attrs.frozen
@@ -169,6 +253,9 @@ class Enum(Scalar):
             )
         return data
 
+    def test(self, code: Code, var: str) -> str:
+        return f"type({var}) is str and {var} in {code.bind(frozenset(self.values))}"
+
 
 @attrs.frozen
 class Const(Scalar):
@@ -180,6 +267,9 @@ class Const(Scalar):
         if data != self.value:
             raise DecodeError(f"{what}: must be {self.value!r}, got {shown(data)}")
         return data
+
+    def test(self, code: Code, var: str) -> str:
+        return f"type({var}) is str and {var} == {self.value!r}"
 
 
 @attrs.frozen
@@ -198,6 +288,10 @@ class Opaque(Wire):
     def check_shape(self, data: object, what: str) -> None:
         if self.object_only and not isinstance(data, Mapping):
             raise DecodeError(f"{what}: expected a JSON object, got {type(data).__name__}")
+
+    def direct_lines(self, code: Code, var: str) -> list[str]:
+        """Frozen (``json_values``), as the value's constructor would freeze it."""
+        return [f"{var} = {code.bind(frozen_object if self.object_only else freeze_json)}({var})"]
 
 
 @attrs.frozen
@@ -235,6 +329,16 @@ class Array(Wire):
         for element in data:
             check(element, what)
 
+    def direct_lines(self, code: Code, var: str) -> list[str]:
+        """A loop over the items, each read inline."""
+        items, item = f"{var}_items", f"{var}_item"
+        lines = [f"if type({var}) is not list:", "    raise _Declined", f"{items} = []"]
+        lines += [f"for {item} in {var}:", *indented(self.item.direct_lines(code, item))]
+        lines += [f"    {items}.append({item})", f"{var} = tuple({items})"]
+        if self.min_items:
+            lines += [f"if len({var}) < {self.min_items}:", "    raise _Declined"]
+        return lines
+
 
 @attrs.frozen
 class Nullable(Wire):
@@ -257,6 +361,9 @@ class Nullable(Wire):
     def check_shape(self, data: object, what: str) -> None:
         if data is not None:
             self.inner.check_shape(data, what)
+
+    def direct_lines(self, code: Code, var: str) -> list[str]:
+        return [f"if {var} is not None:", *indented(self.inner.direct_lines(code, var))]
 
 
 @attrs.frozen
@@ -287,3 +394,11 @@ class Map(Wire):
             raise DecodeError(f"{what}: expected a JSON object, got {type(data).__name__}")
         for key, item in data.items():
             self.value.check_shape(item, f"{what} {key}")
+
+    def direct_lines(self, code: Code, var: str) -> list[str]:
+        value = code.bind(self.value.direct_function())
+        return [
+            f"if type({var}) is not dict:",
+            "    raise _Declined",
+            f"{var} = {{key: {value}(item) for key, item in {var}.items()}}",
+        ]

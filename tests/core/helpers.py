@@ -8,9 +8,11 @@ must be refused and checks that nothing changed (R26, I11).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import math
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
+import attrs
 import pytest
 
 from inbox_core import (
@@ -47,6 +49,8 @@ from inbox_core import (
     replay,
     steer,
 )
+from inbox_core.errors import InboxCoreError
+from inbox_core.json_values import JsonObject
 from inbox_core.values import Source
 
 # ------------------------------------------------------------------ messages
@@ -227,3 +231,33 @@ def busy_session() -> Run:
     run(queue(msg("y")))
     run(Dispose())
     return run
+
+
+def identical(a: Any, b: Any) -> bool:
+    """``a == b``, and of the same classes all the way down: frozen JSON with the same
+    sizes and depths (what later limits read), ``True`` never for ``1``."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, JsonObject):
+        return (
+            (a._size, a._depth) == (b._size, b._depth)
+            and list(a) == list(b)
+            and all(identical(a[key], b[key]) for key in a)
+        )
+    if isinstance(a, tuple | list):
+        return len(a) == len(b) and all(map(identical, a, b))
+    if isinstance(a, dict):
+        return list(a) == list(b) and all(identical(a[key], b[key]) for key in a)
+    if attrs.has(type(a)):
+        return all(identical(getattr(a, f.name), getattr(b, f.name)) for f in attrs.fields(type(a)))
+    if isinstance(a, float) and math.isnan(a):
+        return math.isnan(b)
+    return bool(a == b)
+
+
+def outcome(read: Callable[[Any], Any], value: Any) -> tuple[str, Any]:
+    """``("ok", read(value))``, or the name and text of the typed error it raises."""
+    try:
+        return "ok", read(value)
+    except InboxCoreError as error:
+        return type(error).__name__, str(error)
