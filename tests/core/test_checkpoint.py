@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -225,6 +226,18 @@ def test_R41_typed_errors_for_what_is_not_a_checkpoint() -> None:
         Checkpoint(
             seq=3, digest=taken.digest, last_turn=0, next_turn=(), next_step=(), turn=taken.turn
         )
+
+
+@pytest.mark.parametrize(
+    "rounds",
+    [["g"], {"": 1}, {5: 1}, {"g": 0}, {"g": True}, {"g": 1.0}, {"x" * 10_000: 1}],
+    ids=["a list", "an empty id", "an int id", "no round", "a bool", "a float", "a huge id"],
+)
+def test_R41_R28_goal_rounds_no_fold_could_keep_are_refused(rounds: object) -> None:
+    """R26: a checkpoint's goal rounds map goal ids to rounds started (at least 1)."""
+    taken = take(LogFold().feed(SESSION[:3]))
+    with pytest.raises(InvalidInput):
+        attrs.evolve(taken, goal_rounds=rounds)
 
 
 def test_R41_R28_a_checkpoint_keeps_the_goal_rounds_of_its_prefix() -> None:
