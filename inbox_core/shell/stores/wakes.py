@@ -32,11 +32,13 @@ import contextlib
 import logging
 import random
 import threading
-from typing import Final, Protocol
+from collections.abc import Callable, Coroutine
+from typing import Any, Final, Protocol
 
 __all__ = [
     "Bell",
     "Chime",
+    "Lingering",
     "Wake",
     "slow_poll",
 ]
@@ -144,3 +146,47 @@ class Wake(Protocol):
     async def wait(self) -> None: ...
 
     def close(self) -> None: ...
+
+
+class Lingering:
+    """A task run while anyone uses it and ``linger`` seconds after the last user left
+    (``acquire``/``release``), since users come and go (a front door's requests, a poster's
+    ``wait`` after each post) and each would otherwise start it and take its baseline
+    again. ``stopped`` runs when the task is cancelled. Call inside the event loop."""
+
+    __slots__ = ("_idle", "_linger", "_make", "_name", "_stopped", "_task", "_users")
+
+    def __init__(
+        self,
+        make: Callable[[], Coroutine[Any, Any, None]],
+        name: str,
+        linger: float,
+        stopped: Callable[[], None] = lambda: None,
+    ) -> None:
+        self._make = make
+        self._name = name
+        self._linger = linger
+        self._stopped = stopped
+        self._users = 0
+        self._task: asyncio.Task[None] | None = None
+        self._idle: asyncio.TimerHandle | None = None
+
+    def acquire(self) -> None:
+        self._users += 1
+        if self._idle is not None:
+            self._idle.cancel()
+            self._idle = None
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._make(), name=self._name)
+
+    def release(self) -> None:
+        self._users -= 1
+        if self._users <= 0 and self._task is not None and self._idle is None:
+            self._idle = asyncio.get_running_loop().call_later(self._linger, self._stop)
+
+    def _stop(self) -> None:
+        self._idle = None
+        if self._users <= 0 and self._task is not None:
+            self._task.cancel()
+            self._task = None
+            self._stopped()

@@ -14,7 +14,7 @@ import weakref
 from typing import Any, Final
 
 from inbox_core.shell.stores.postgres.schema import NOTIFY_CHANNEL
-from inbox_core.shell.stores.wakes import Bell, slow_poll
+from inbox_core.shell.stores.wakes import Bell, Lingering, slow_poll
 
 __all__ = ["PG_POLL_SECONDS", "PgListener", "PgWake", "pg_listener"]
 
@@ -66,41 +66,26 @@ class PgListener:
     and reconnects (ringing every key) after a lost connection.
     """
 
-    __slots__ = ("_conninfo", "_idle", "_task", "_users", "bell", "listening")
+    __slots__ = ("_conninfo", "_running", "bell", "listening")
 
     def __init__(self, conninfo: str) -> None:
         self._conninfo = conninfo
         self.bell = Bell()
-        self._users = 0
-        self._task: asyncio.Task[None] | None = None
-        self._idle: asyncio.TimerHandle | None = None
         self.listening = asyncio.Event()
+        # the connection stays PG_LINGER_SECONDS after the last user (a poster's ``wait``
+        # after each post would otherwise connect every time)
+        self._running = Lingering(
+            self._listen, "inbox_core.shell LISTEN", PG_LINGER_SECONDS, self.listening.clear
+        )
 
     def wake(self, key: str) -> PgWake:
         """A wake for ``key`` (starts the listener if it is the first user)."""
-        self._users += 1
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(
-                self._listen(), name="inbox_core.shell LISTEN"
-            )
+        self._running.acquire()
         return PgWake(self, key)
 
     def release(self) -> None:
-        """One user fewer; the connection stays ``PG_LINGER_SECONDS`` after the last one
-        (a poster's ``wait`` after each post would otherwise connect every time)."""
-        self._users -= 1
-        if self._users <= 0 and self._task is not None and self._idle is None:
-            self._idle = asyncio.get_running_loop().call_later(PG_LINGER_SECONDS, self._stop)
-
-    def _stop(self) -> None:
-        self._idle = None
-        if self._users <= 0 and self._task is not None:
-            self._task.cancel()
-            self._task = None
-            self.listening.clear()
+        """One user fewer."""
+        self._running.release()
 
     async def _listen(self) -> None:
         psycopg: Any = importlib.import_module("psycopg")

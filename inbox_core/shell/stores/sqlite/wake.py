@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Final
 
 from inbox_core.shell.stores.sqlite.schema import SQLITE_POSTS
-from inbox_core.shell.stores.wakes import Bell, slow_poll
+from inbox_core.shell.stores.wakes import Bell, Lingering, slow_poll
 
 __all__ = [
     "SQLITE_LINGER_SECONDS",
@@ -70,35 +70,20 @@ class SqlitePoller:
     loop: one task and one connection, running while anyone waits (``acquire``/``release``)
     and ``SQLITE_LINGER_SECONDS`` after the last one left."""
 
-    __slots__ = ("_bell", "_idle", "_path", "_task", "_users")
+    __slots__ = ("_bell", "_path", "_running")
 
     def __init__(self, path: str, bell: Bell) -> None:
         self._path = path
         self._bell = bell
-        self._users = 0
-        self._task: asyncio.Task[None] | None = None
-        self._idle: asyncio.TimerHandle | None = None
+        self._running = Lingering(
+            self._poll, "inbox_core.shell SQLite poller", SQLITE_LINGER_SECONDS
+        )
 
     def acquire(self) -> None:
-        self._users += 1
-        if self._idle is not None:
-            self._idle.cancel()
-            self._idle = None
-        if self._task is None or self._task.done():
-            self._task = asyncio.get_running_loop().create_task(
-                self._poll(), name="inbox_core.shell SQLite poller"
-            )
+        self._running.acquire()
 
     def release(self) -> None:
-        self._users -= 1
-        if self._users <= 0 and self._task is not None and self._idle is None:
-            self._idle = asyncio.get_running_loop().call_later(SQLITE_LINGER_SECONDS, self._stop)
-
-    def _stop(self) -> None:
-        self._idle = None
-        if self._users <= 0 and self._task is not None:
-            self._task.cancel()
-            self._task = None
+        self._running.release()
 
     async def _poll(self) -> None:
         while True:
