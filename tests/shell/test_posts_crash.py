@@ -243,7 +243,9 @@ def test_r36_a_lost_notification_is_covered_by_the_poll(pg: str) -> None:
         killed = execute(
             store,
             "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-            "WHERE query LIKE 'LISTEN inbox_core%%' AND pid <> pg_backend_pid()",
+            # this database's listeners only: other test workers share the server
+            "WHERE query LIKE 'LISTEN inbox_core%%' AND pid <> pg_backend_pid() "
+            "AND datname = current_database()",
         )
         assert killed, "no LISTEN connection to terminate"
         second = store.post(agent, _queue("after"))
