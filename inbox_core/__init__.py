@@ -123,6 +123,7 @@ from inbox_core.state import (
     Transition,
 )
 from inbox_core.values import (
+    AgentSource,
     Cause,
     DisposedCause,
     Entry,
@@ -154,6 +155,7 @@ __all__ = [
     "AgentBusy",
     "AgentDisposed",
     "AgentError",
+    "AgentSource",
     "AgentState",
     "AwaitPreStep",
     "AwaitStep",

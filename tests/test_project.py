@@ -54,7 +54,7 @@ FORBIDDEN = {
 
 PINNED = """
 MessageId UserMessage create_user_message UserSource PluginSource GoalSource ToolSource
-ExtensionSource is_human_prompt Entry NextTurnInput SteerInput InjectInput
+AgentSource ExtensionSource is_human_prompt Entry NextTurnInput SteerInput InjectInput
 ResolvedAgentInput Send Splice Replace Remove Move Cancel Dispose Resume PreStepDecided
 PreStepFailed StepFinished TurnStoppingDone Enter Reject Continue Completed MaxTokens
 Failed UserCause ParentCause HookCause DisposedCause AgentState AwaitPreStep AwaitStep
