@@ -62,7 +62,7 @@ AwaitTurnStopping reduce Transition replay goal_rounds InboxCoreError DuplicateM
 InvalidInput InvalidSplice SteerUnavailable UnexpectedReport AgentDisposed ResumeRequired
 ReplayError event_to_json event_from_json notification_to_json message_to_json
 message_from_json Agent fates BeginMaintenance EndMaintenance MaintenanceUnavailable
-LogOwned LogFenced transcript
+LogOwned LogFenced transcript HopLimit
 """.split()  # noqa: SIM905
 
 

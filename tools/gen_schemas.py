@@ -85,8 +85,11 @@ PACKAGE_SCHEMA_DIR = ROOT / "inbox_core" / "http" / "schemas"
 FORMATS = ROOT / "specs" / "formats.md"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE = "https://inbox-core.invalid/schema/"
-NOT_COMMAND_ERRORS = frozenset({"InboxCoreError", "ReplayError", "LogOwned", "LogFenced"})
-"""Typed errors no command step raises (replay and the shell's logs raise these)."""
+NOT_COMMAND_ERRORS = frozenset(
+    {"InboxCoreError", "ReplayError", "LogOwned", "LogFenced", "HopLimit"}
+)
+"""Typed errors no command step raises (replay, the shell's logs and its stores raise these:
+``HopLimit`` is a store's answer to a post, R45)."""
 
 HOME: dict[Wire, str] = {
     codec.MESSAGE: "message",

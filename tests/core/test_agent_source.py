@@ -1,4 +1,4 @@
-"""The source kind ``agent`` (R2 v5, D52): values, JSON, reading.
+"""The source kind ``agent`` (R2 v5, D52) and ``HopLimit`` (R45): values, JSON, reading.
 
 A message another agent sent says so in its source: ``AgentSource(agent_id, turn)``,
 ``{"kind": "agent", "agentId": ..., "turn": n}`` exactly. The agent id is taken by the one
@@ -13,11 +13,13 @@ from typing import Any
 
 import pytest
 
+import inbox_core
 from inbox_core import (
     AgentSource,
     AgentState,
     DecodeError,
     ExtensionSource,
+    HopLimit,
     InboxCoreError,
     InvalidInput,
     UserMessage,
@@ -179,3 +181,16 @@ def test_r2_the_cli_names_an_agent_source_by_agent_and_turn() -> None:
     """The CLI's one-line form of a source (``inbox-core replay``, ``watch``)."""
     assert describe_source(AgentSource("planner", 3)) == "agent:planner#3"
     assert describe_source(AgentSource("a\nb", 1)) == "agent:a\\u000ab#1"  # printable
+
+
+def test_r45_hop_limit_is_a_typed_error_of_the_public_surface() -> None:
+    """R45 (v5 public names): HopLimit is an InboxCoreError exported by inbox_core, with the
+    hop count of the refused post; the limit is 16 (``limits.MAX_HOPS``)."""
+    assert "HopLimit" in inbox_core.__all__
+    assert "AgentSource" in inbox_core.__all__
+    error = HopLimit("a chain of 17 sends", hops=17)
+    assert isinstance(error, InboxCoreError)
+    assert (error.hops, str(error)) == (17, "a chain of 17 sends")
+    assert HopLimit("unknown count").hops is None
+    assert limits.MAX_HOPS == 16
+    assert "MAX_HOPS" not in str(limits.LIMITS)  # a store's count, no value's field
