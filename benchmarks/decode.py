@@ -9,10 +9,10 @@ one row, through ``shell.stores.rows.decode_record`` (parse, the document-depth 
 ``workloads.build_log`` (followups, queued, steered and injected input, edits, cancels,
 every kind of report) carrying what real messages and reports carry: texts from a few
 words to a few pages, some non-ASCII, tool results and images as content blocks,
-metadata, plugin notices and snapshots, goal continuations, extension sources, and host
-records with the reports (a model request and response per step, tool calls), as
-``PydanticAIHost`` writes them. ``b3`` is the same mix with B3's own one-block messages
-and no records, ``failover`` B7's failover history.
+metadata, plugin notices and snapshots, goal continuations, other agents' messages (v5),
+extension sources, and host records with the reports (a model request and response per
+step, tool calls), as ``PydanticAIHost`` writes them. ``b3`` is the same mix with B3's own
+one-block messages and no records, ``failover`` B7's failover history.
 
 ``--base`` is a git revision (its ``inbox_core`` is taken with ``git archive``) or a
 directory holding an ``inbox_core`` package; by default the commit before the one-pass
@@ -45,6 +45,7 @@ import inbox_core
 from benchmarks import ab, many_agents, suite
 from benchmarks.workloads import _LogBuilder, build_log
 from inbox_core import (
+    AgentSource,
     ExtensionSource,
     GoalSource,
     HostRecord,
@@ -110,6 +111,8 @@ class AgentLog(_LogBuilder):
             source = GoalSource("goal-1", rng.randint(0, 9))
         elif roll < 0.34:
             source = ExtensionSource("email", {"from": "ops@example.com", "thread": 7})
+        elif roll < 0.39:  # a team's replies and tasks (R2 v5)
+            source = AgentSource(f"worker-{rng.randint(1, 4)}", rng.randint(1, 400))
         metadata = None
         if rng.random() < 0.25:
             metadata = {"client": "web", "receivedAt": STAMP, "trace": f"{rng.getrandbits(64):x}"}

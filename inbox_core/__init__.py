@@ -52,6 +52,7 @@ from inbox_core.errors import (
     AgentDisposed,
     DecodeError,
     DuplicateMessageId,
+    HopLimit,
     InboxCoreError,
     InvalidInput,
     InvalidSplice,
@@ -123,6 +124,7 @@ from inbox_core.state import (
     Transition,
 )
 from inbox_core.values import (
+    AgentSource,
     Cause,
     DisposedCause,
     Entry,
@@ -154,6 +156,7 @@ __all__ = [
     "AgentBusy",
     "AgentDisposed",
     "AgentError",
+    "AgentSource",
     "AgentState",
     "AwaitPreStep",
     "AwaitStep",
@@ -192,6 +195,7 @@ __all__ = [
     "Fate",
     "GoalSource",
     "HookCause",
+    "HopLimit",
     "HostRecord",
     "Inbox",
     "InboxClaimed",

@@ -102,6 +102,7 @@ from inbox_core.values import (
     NOTICE_SUMMARY_MAX,
     PLUGIN_FORMS,
     TARGETS,
+    AgentSource,
     Cause,
     Entry,
     ExtensionSource,
@@ -161,7 +162,14 @@ def _trusted(cls: type) -> Callable[..., Any]:
 TRUSTED: Final[Trusted] = {
     **{
         cls: _trusted(cls)
-        for cls in (SnapshotSection, UserSource, GoalSource, ToolSource, *CAUSE_TYPES)
+        for cls in (
+            SnapshotSection,
+            UserSource,
+            GoalSource,
+            ToolSource,
+            AgentSource,
+            *CAUSE_TYPES,
+        )
     },
     **{cls: _trusted(cls) for cls in (*REASON_TYPES, *DURABLE_TYPES)},
     UserMessage: decoded_message,
@@ -185,6 +193,8 @@ COUNT: Final = Int(minimum=1)
 """Turns and steps count from 1 (a schema fact: replay checks numbering)."""
 TEXT: Final = Str()
 ID: Final = Str(min_length=1, max_length=limits.MAX_ID_LENGTH, check=False)
+AGENT_ID: Final = Str(min_length=1, max_length=limits.MAX_AGENT_ID_LENGTH, no_nul=True, check=False)
+"""An agent id (``limits.agent_id``: the rule of every store and of the front door)."""
 ARG_TARGET: Final = Enum(TARGETS, check=False)
 ARG_COUNT: Final = Int(minimum=1, check=False)
 ARG_TEXT: Final = Str(check=False)
@@ -208,6 +218,9 @@ def _extension_from_json(kind: str, data: Mapping[str, Any]) -> ExtensionSource:
     return ExtensionSource(kind, {k: v for k, v in data.items() if k != "kind"})
 
 
+AGENT_SOURCE: Final = "agent source (a built-in kind since v5: {kind, agentId, turn}, D52)"
+"""What an agent source's shape errors call it: a log written before v5 may hold a
+host-defined source of kind ``agent``, which no longer reads (D52); the error says why."""
 SECTION: Final = Record(
     "section", SnapshotSection, (Field("name", TEXT), Field("text", TEXT)), trusted=TRUSTED
 )
@@ -226,6 +239,11 @@ SOURCE: Final = Tagged[Source](
         PluginSource: PLUGIN,
         GoalSource: (Field("goal_id", ID), Field("round", Int(0, check=False))),
         ToolSource: (Field("call_id", ID),),
+        AgentSource: Variant(
+            AgentSource,
+            (Field("agent_id", AGENT_ID), Field("turn", Int(1, check=False))),
+            what=AGENT_SOURCE,
+        ),
     },
     fallback=Open(
         ExtensionSource,

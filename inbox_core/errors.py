@@ -95,6 +95,20 @@ class LogFenced(InboxCoreError):
     append wrote nothing (R29)."""
 
 
+class HopLimit(InboxCoreError):
+    """A chain of sends between agents would pass 16 hops (R45, ``limits.MAX_HOPS``).
+
+    Every post of an agent's chain carries its hop count; the store refuses the post that
+    would carry it past the limit with this error and writes nothing, so a cycle of agents
+    sending to each other ends there and nothing else stops. ``hops`` is the count the
+    refused post would have carried (None when not known).
+    """
+
+    def __init__(self, message: str, *, hops: int | None = None) -> None:
+        super().__init__(message)
+        self.hops = hops
+
+
 class ReplayError(InboxCoreError):
     """A durable event is inconsistent with the projection built so far (R10).
 

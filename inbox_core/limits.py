@@ -65,6 +65,10 @@ MAX_ID_LENGTH: Final = 1024
 MAX_AGENT_ID_LENGTH: Final = 256
 """Characters of an agent id, the same on every store (an index key in PostgreSQL)."""
 
+MAX_HOPS: Final = 16
+"""Hops of one chain of sends between agents (R45): a post past it is ``HopLimit``. A count
+the stores keep with a post, not a field of any value here (so not in ``LIMITS``)."""
+
 MAX_DOCUMENT_DEPTH: Final = MAX_DEPTH + 32
 """Nesting of a whole JSON document a reader parses (a stored event, a JSON Lines line, a
 vector file, a port message): the deepest value plus the envelopes around it. A deeper text

@@ -37,7 +37,6 @@ PLUGIN_FORMS: Final[tuple[PluginForm, ...]] = (
     "recall",
 )
 NOTICE_SUMMARY_MAX: Final = 120
-RESERVED_SOURCE_KINDS: Final = frozenset({"user", "plugin", "goal", "tool"})
 
 
 @attrs.frozen
@@ -131,12 +130,35 @@ class ToolSource:
     call_id: str = attrs.field(validator=identifier)
 
 
+def _agent_turn(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInput(f"an agent source's turn is an int >= 1, got {shown(value)}")
+    limits.safe_integer(value, "an agent source's turn")
+
+
+def _agent_id(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
+    limits.agent_id(value)
+
+
+@attrs.frozen
+class AgentSource:
+    """Another agent sent it, during its turn ``turn`` (R2 v5, R45).
+
+    ``agent_id`` has the limits of every agent id a store or the front door takes
+    (``limits.agent_id``); ``turn`` counts from 1, as turns do.
+    """
+
+    kind: ClassVar[Literal["agent"]] = "agent"
+    agent_id: str = attrs.field(validator=_agent_id)
+    turn: int = attrs.field(validator=_agent_turn)
+
+
 def _extension_kind(_inst: object, _attribute: attrs.Attribute[Any], value: object) -> None:
     if not isinstance(value, str) or not value:
         raise InvalidInput(f"an extension kind is a non-empty str, got {shown(value)}")
     limits.identifier(value, "an extension kind")
     if value in RESERVED_SOURCE_KINDS:
-        raise InvalidInput(f"{shown(value)} is a built-in source kind, not an extension")
+        raise InvalidInput(f"{shown(value)} is a built-in source kind, not an extension (R2)")
 
 
 def _extension_fields(value: object) -> JsonObject:
@@ -154,8 +176,15 @@ class ExtensionSource:
     fields: JsonObject = attrs.field(factory=JsonObject, converter=_extension_fields)
 
 
-Source: TypeAlias = UserSource | PluginSource | GoalSource | ToolSource | ExtensionSource
+Source: TypeAlias = (
+    UserSource | PluginSource | GoalSource | ToolSource | AgentSource | ExtensionSource
+)
 SOURCE_TYPES: Final[tuple[type[Source], ...]] = get_args(Source)
+RESERVED_SOURCE_KINDS: Final = frozenset(
+    cls.kind for cls in SOURCE_TYPES if cls is not ExtensionSource
+)
+"""The built-in kinds, which no extension may take: user, plugin, goal, tool and (v5)
+agent (D52)."""
 
 # --------------------------------------------------------------------- messages
 
@@ -217,6 +246,8 @@ def _source_size(source: Source) -> int:
         return _SOURCE_RESERVE + len(source.goal_id)
     if isinstance(source, ToolSource):
         return _SOURCE_RESERVE + len(source.call_id)
+    if isinstance(source, AgentSource):
+        return _SOURCE_RESERVE + len(source.agent_id)
     return _SOURCE_RESERVE + len(source.kind) + source.fields._size
 
 

@@ -420,13 +420,15 @@ class Variant:
     ``tag`` defaults to the class's own ``kind`` or ``type`` constant (the
     union's key). ``unwrap``: an envelope whose ``data`` is the JSON of its one
     field (``user/message``: the message itself). A variant whose one field is
-    ``SELF`` decodes to that field's value (a transcript item).
+    ``SELF`` decodes to that field's value (a transcript item). ``what``: what the
+    errors of a flat union's member call it (by default its tag and the union's word).
     """
 
     cls: type
     fields: tuple[Slot, ...] = ()
     tag: str = ""
     unwrap: bool = False
+    what: str = ""
 
 
 @attrs.frozen
@@ -527,7 +529,7 @@ class Tagged(Wire, Generic[T]):
             return lambda data: cls(**{attr: decode(data, what)})
         if self.envelope:
             return _decoder(variant.fields, variant.tag, cls)
-        return _decoder(variant.fields, f"{variant.tag} {self.what}", cls, (self.key,))
+        return _decoder(variant.fields, self._what(variant), cls, (self.key,))
 
     def _shape(self, variant: Variant) -> Callable[[Any], None]:
         if variant.unwrap:
@@ -537,7 +539,10 @@ class Tagged(Wire, Generic[T]):
             return lambda data: check(data, what)
         if self.envelope:
             return _ShapeOf(variant.fields, variant.tag)
-        return _ShapeOf(variant.fields, f"{variant.tag} {self.what}", (self.key,))
+        return _ShapeOf(variant.fields, self._what(variant), (self.key,))
+
+    def _what(self, variant: Variant) -> str:
+        return variant.what or f"{variant.tag} {self.what}"
 
     def encode(self, value: Any) -> dict[str, Json]:
         encoder = self._encoders.get(type(value))

@@ -200,13 +200,14 @@ class Int(Scalar):
 
 @attrs.frozen
 class Str(Scalar):
-    """A JSON string; ``prefix`` is part of the shape (a host record's tag), the lengths
-    and ``one_line`` are value rules (the constructor's), written into the schemas as
-    comments."""
+    """A JSON string; ``prefix`` is part of the shape (a host record's tag), the lengths,
+    ``one_line`` and ``no_nul`` (an agent id's) are value rules (the constructor's),
+    written into the schemas as comments."""
 
     min_length: int = 0
     max_length: int | None = None
     one_line: bool = False
+    no_nul: bool = False
     prefix: str = ""
 
     def checked(self, data: Any, what: str) -> Any:
@@ -225,6 +226,8 @@ class Str(Scalar):
             tests.append(f"{var}.startswith({self.prefix!r})")
         if self.one_line:
             tests.append(f"{var}.isprintable()")
+        if self.no_nul:
+            tests.append(f"'\\x00' not in {var}")
         tests.append(f"({var}.isascii() or {code.bind(limits.scalar_values)}({var}))")
         return " and ".join(tests)
 

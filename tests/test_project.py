@@ -54,7 +54,7 @@ FORBIDDEN = {
 
 PINNED = """
 MessageId UserMessage create_user_message UserSource PluginSource GoalSource ToolSource
-ExtensionSource is_human_prompt Entry NextTurnInput SteerInput InjectInput
+AgentSource ExtensionSource is_human_prompt Entry NextTurnInput SteerInput InjectInput
 ResolvedAgentInput Send Splice Replace Remove Move Cancel Dispose Resume PreStepDecided
 PreStepFailed StepFinished TurnStoppingDone Enter Reject Continue Completed MaxTokens
 Failed UserCause ParentCause HookCause DisposedCause AgentState AwaitPreStep AwaitStep
@@ -62,7 +62,7 @@ AwaitTurnStopping reduce Transition replay goal_rounds InboxCoreError DuplicateM
 InvalidInput InvalidSplice SteerUnavailable UnexpectedReport AgentDisposed ResumeRequired
 ReplayError event_to_json event_from_json notification_to_json message_to_json
 message_from_json Agent fates BeginMaintenance EndMaintenance MaintenanceUnavailable
-LogOwned LogFenced transcript
+LogOwned LogFenced transcript HopLimit
 """.split()  # noqa: SIM905
 
 

@@ -44,7 +44,7 @@ from inbox_core import (  # noqa: E402
     limits,
 )
 from inbox_core.events import HostRecord  # noqa: E402
-from inbox_core.values import GoalSource  # noqa: E402
+from inbox_core.values import AgentSource, GoalSource  # noqa: E402
 from inbox_core.vectors import (  # noqa: E402
     FINAL_KEYS,
     REQUIRED_FINAL_KEYS,
@@ -85,8 +85,11 @@ PACKAGE_SCHEMA_DIR = ROOT / "inbox_core" / "http" / "schemas"
 FORMATS = ROOT / "specs" / "formats.md"
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 BASE = "https://inbox-core.invalid/schema/"
-NOT_COMMAND_ERRORS = frozenset({"InboxCoreError", "ReplayError", "LogOwned", "LogFenced"})
-"""Typed errors no command step raises (replay and the shell's logs raise these)."""
+NOT_COMMAND_ERRORS = frozenset(
+    {"InboxCoreError", "ReplayError", "LogOwned", "LogFenced", "HopLimit"}
+)
+"""Typed errors no command step raises (replay, the shell's logs and its stores raise these:
+``HopLimit`` is a store's answer to a post, R45)."""
 
 HOME: dict[Wire, str] = {
     codec.MESSAGE: "message",
@@ -115,6 +118,10 @@ DESCRIPTIONS = {
     "form notice.",
     "goalSource": "A goal driver's message: a continuation for round >= 1 (counted by "
     "goal_rounds, R28), goal context for round 0 (v2, R2); a negative round is InvalidInput.",
+    "agentSource": "Another agent sent it, during its turn 'turn' (v5, R2, R45). 'agent' is "
+    "a built-in kind since v5, read strictly: a source of that kind with other keys (a host's "
+    "own 'agent' kind before v5) is a shape error, DecodeError (D52). Value rules "
+    "(InvalidInput): 'agentId' is an agent id (1 to 256 characters, no NUL), 'turn' >= 1.",
     "entry": "One pending unit (R3): the primary message, the contexts admitted just before it "
     "(possibly none), and whether it wakes the model. Limits: the sizes of its messages sum to "
     f"at most {limits.MAX_VALUE_SIZE} (maxValueSize).",
@@ -177,19 +184,29 @@ def _check_facts() -> None:
     goal = next(v for v in codec.SOURCE.variants if v.cls is GoalSource)
     minimum = next(f.wire.minimum for f in goal.fields if isinstance(f, Field) and f.key == "round")
     for value, valid in ((minimum, True), ((minimum or 0) - 1, False)):
-        try:
-            GoalSource("g", value)
-            accepted = True
-        except errors.InvalidInput:
-            accepted = False
-        if accepted != valid:
+        if _accepts(GoalSource, "g", value) != valid:
             raise SchemaError(f"GoalSource round {value}: the table says the minimum is {minimum}")
     for bad in ("host/", "user/message"):
-        try:
-            HostRecord(bad)
-        except errors.InvalidInput:
-            continue
-        raise SchemaError(f"HostRecord accepts type {bad!r}")
+        if _accepts(HostRecord, bad):
+            raise SchemaError(f"HostRecord accepts type {bad!r}")
+    agent = next(v for v in codec.SOURCE.variants if v.cls is AgentSource)
+    agent_id, turn = (f.wire for f in agent.fields if isinstance(f, Field))
+    if not (isinstance(agent_id, Str) and isinstance(turn, Int)):
+        raise SchemaError(f"AgentSource's row: {agent.fields}")
+    longest, first = "a" * (agent_id.max_length or 0), turn.minimum or 0
+    cases = [((longest, first), True), ((longest + "a", first), False), (("a", first - 1), False)]
+    cases += [(("", first), agent_id.min_length == 0), (("a\x00", first), not agent_id.no_nul)]
+    for args, valid in cases:
+        if _accepts(AgentSource, *args) != valid:
+            raise SchemaError(f"AgentSource{args!r}: the table says {'in' * (not valid)}valid")
+
+
+def _accepts(build: Any, *args: object) -> bool:
+    try:
+        build(*args)
+    except errors.InvalidInput:
+        return False
+    return True
 
 
 def value_rule(wire: Int | Str | Array) -> str | None:
@@ -205,6 +222,7 @@ def value_rule(wire: Int | Str | Array) -> str | None:
             else f"at most {high} characters"
         ]
         facts += ["one line"] if wire.one_line else []
+        facts += ["no NUL"] if wire.no_nul else []
     else:
         facts = [f"at least {wire.min_items} items"] if wire.min_items else []
     return "value rule (not shape): " + ", ".join(facts) if facts else None
@@ -549,7 +567,8 @@ LIMIT_DOCS: Final = {
     " 6 for 1) times maxValueSize, plus 65536 for the envelope; below every store's row limit",
     "maxIdLength": "characters of a message id, goal id, tool call id, plugin name, extension"
     " kind or host record type",
-    "maxAgentIdLength": "characters of an agent id (every store; no NUL)",
+    "maxAgentIdLength": "characters of an agent id (every store, the front door, an agent "
+    "source; no NUL)",
 }
 
 

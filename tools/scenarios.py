@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from inbox_core import (
     AbortedReason,
+    AgentSource,
     CompletedReason,
     DisposedCause,
     DurableEvent,
@@ -61,13 +62,13 @@ def _send_json(
 # ======================================================================= values
 
 
-@scenario("values-sources-json-forms", "R1", "R2", "R3", "R12", "R15")
+@scenario("values-sources-json-forms", "R1", "R2", "R3", "R12", "R15", "D52")
 def _(s: Script) -> None:
     """Queued messages of every source kind keep their JSON form: a human, plugins (no form,
     instructions, catalog, snapshot with sections, notice with a one-line summary, relay,
-    recall), a goal round, a tool call, and a host-defined extension kind whose fields are
-    kept verbatim. Queueing while idle records a splice and announces the message, nothing
-    else."""
+    recall), a goal round, a tool call, another agent's turn (v5), and a host-defined
+    extension kind whose fields are kept verbatim. Queueing while idle records a splice and
+    announces the message, nothing else."""
     s.queue(m("u1", "typed by a human"))
     s.queue(m("p1", source=PluginSource("memory")))
     s.queue(m("p2", source=PluginSource("rules", "instructions")))
@@ -78,6 +79,7 @@ def _(s: Script) -> None:
     s.queue(m("p7", source=PluginSource("memory", "recall")))
     s.queue(m("g1", source=GoalSource("ship-it", 1)))
     s.queue(m("t1", source=ToolSource("call-7")))
+    s.queue(m("s1", source=AgentSource("planner", 3)))
     s.queue(
         m(
             "x1",
@@ -164,6 +166,29 @@ def _(s: Script) -> None:
         _send_json(mj("x", source={"kind": "tool", "callId": "c", "at": 0})), raises="DecodeError"
     )
     s.run(_send_json(mj("x", source={"kind": "goal", "goalId": "g", "round": 3})))
+
+
+@scenario("values-invalid-agent-source", "R2", "R26", "D40", "D52")
+def _(s: Script) -> None:
+    """v5: agent is a built-in source kind, read strictly: exactly agentId and turn (a
+    source of that kind with other keys, such as a host's own agent kind before v5, is a
+    shape error, DecodeError, and so is a JSON type); an agent id is a non-empty string of at most
+    256 characters without NUL and a turn an integer >= 1 (value rules: InvalidInput). The
+    longest agent id and the last safe turn are accepted."""
+
+    def agent(**fields: object) -> dict[str, object]:
+        return _send_json(mj("x", source={"kind": "agent", **fields}))
+
+    s.run(agent(name="planner"), raises="DecodeError")
+    s.run(agent(agentId="planner"), raises="DecodeError")
+    s.run(agent(agentId="planner", turn=1, via="mail"), raises="DecodeError")
+    s.run(agent(agentId="planner", turn="1"), raises="DecodeError")
+    s.run(agent(agentId=["planner"], turn=1), raises="DecodeError")
+    s.run(agent(agentId="planner", turn=0), raises="InvalidInput")
+    s.run(agent(agentId="", turn=1), raises="InvalidInput")
+    s.run(agent(agentId="p" * 257, turn=1), raises="InvalidInput")
+    s.run(agent(agentId="plan\x00ner", turn=1), raises="InvalidInput")
+    s.run(agent(agentId="é" * 256, turn=2**53 - 1))
 
 
 @scenario("input-invalid-resolved-inputs", "R11", "R26", "D17", "D40")

@@ -27,7 +27,7 @@ const isObject = (v) => v !== null && typeof v === "object" && !Array.isArray(v)
 const isInt = (v) => Number.isInteger(v) || v instanceof Int64;  // never a Float (1.0)
 const FORMS = ["instructions", "catalog", "snapshot", "notice", "relay", "recall"];
 const SOURCES = { user: [[], []], plugin: [["plugin"], ["form", "sections", "summary"]],
-  goal: [["goalId", "round"], []], tool: [["callId"], []] };
+  goal: [["goalId", "round"], []], tool: [["callId"], []], agent: [["agentId", "turn"], []] };
 
 function closed(value, required, optional, what) {  // -> a copy without null optional keys
   if (!isObject(value)) decodeError(`${what} is a JSON object`);
@@ -50,8 +50,8 @@ function shapeSource(source) {
   if (!(source.kind in SOURCES)) return source;  // an extension: any fields, kept verbatim
   const [required, optional] = SOURCES[source.kind];
   const s = closed(source, ["kind", ...required], optional, `${source.kind} source`);
-  for (const key of ["plugin", "goalId", "callId", "summary"]) if (key in s) string(s[key], key);
-  if ("round" in s) typed(isInt, s.round, "round");
+  for (const key of ["plugin", "goalId", "callId", "agentId", "summary"]) if (key in s) string(s[key], key);
+  for (const key of ["round", "turn"]) if (key in s) typed(isInt, s[key], key);
   if ("form" in s) oneOf(FORMS)(s.form, "form");
   if ("sections" in s) for (const x of array(s.sections, "sections")) {
     const section = closed(x, ["name", "text"], [], "section");
@@ -103,8 +103,12 @@ const LINE_BREAKS = /[\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029]/;
 const nonEmpty = (v, what) => { if (v.length === 0) invalid(`${what} is empty`); };
 
 function checkSource(s) {
-  for (const key of ["plugin", "goalId", "callId", "kind"]) if (key in s) nonEmpty(s[key], key);
+  for (const key of ["plugin", "goalId", "callId", "agentId", "kind"]) if (key in s) nonEmpty(s[key], key);
   if (s.kind === "goal" && (big(s.round) < 0n || big(s.round) > MAX)) invalid("a goal round is >= 0");
+  if (s.kind === "agent") {  // an agent id: at most 256 characters, no NUL; a turn >= 1
+    if ([...s.agentId].length > 256 || s.agentId.includes("\0")) invalid("not an agent id");
+    if (big(s.turn) < 1n || big(s.turn) > MAX) invalid("an agent source's turn is >= 1");
+  }
   if (s.kind === "plugin") {
     if ((s.form === "snapshot") !== ("sections" in s)) invalid("sections come with form snapshot");
     if ((s.form === "notice") !== ("summary" in s)) invalid("a summary comes with form notice");

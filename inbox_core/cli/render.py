@@ -32,6 +32,7 @@ from inbox_core.events import (
 )
 from inbox_core.json_values import thaw_json
 from inbox_core.values import (
+    AgentSource,
     Cause,
     Entry,
     ExtensionSource,
@@ -137,7 +138,8 @@ def _free(text: str) -> str:
 
 
 def describe_source(source: Source) -> str:
-    """``user``, ``plugin:name/form``, ``goal:id#round``, ``tool:call``, or the extension kind."""
+    """``user``, ``plugin:name/form``, ``goal:id#round``, ``tool:call``, ``agent:id#turn``,
+    or the extension kind."""
     if isinstance(source, UserSource):
         return "user"
     if isinstance(source, PluginSource):
@@ -146,6 +148,8 @@ def describe_source(source: Source) -> str:
         return f"goal:{printable(source.goal_id)}#{source.round}"
     if isinstance(source, ToolSource):
         return f"tool:{printable(source.call_id)}"
+    if isinstance(source, AgentSource):
+        return f"agent:{printable(source.agent_id)}#{source.turn}"
     assert isinstance(source, ExtensionSource)
     return printable(source.kind)
 

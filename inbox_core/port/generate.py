@@ -67,6 +67,7 @@ from inbox_core.events import HostRecord
 from inbox_core.port.conformance import CRASH, ReferenceRun, is_inbox_step
 from inbox_core.state import AwaitPreStep, AwaitStep, AwaitTurnStopping
 from inbox_core.values import (
+    AgentSource,
     Entry,
     ExtensionSource,
     GoalSource,
@@ -98,14 +99,17 @@ TARGETS: Final = ("next-turn", "next-step")
 
 TEXTS: Final = ("", "a", "hi", "ok?", "é", "a\u2028b", "\x85", "😀", "n\x00l", "\r\n")
 """Storable text that naive line readers and encoders mishandle (issue 17)."""
+AGENT_IDS: Final = ("planner", "..", "a/b", "é", "x" * 256)
+"""Agent ids at the edges of ``limits.agent_id`` (dot segments, a slash, the longest)."""
 SCALARS: Final = (None, True, False, 0, -3, 2**63 - 1, -(2**63), 1.5, 1e-05, 1e16, 0.0, "x")
 """JSON a port in another language reads wrong when careless: int64 bounds, float forms."""
 OTHERS: Final[tuple[Json, ...]] = (
     None, 0, -1, 1.0, 2**53, True, "", "x", "later", "host/", "disposed", [], [1], {},
-    {"kind": "user"}, {"kind": "disposed"}, {"type": "host/x", "data": 1}, "n" * 121,
+    {"kind": "user"}, {"kind": "disposed"}, {"type": "host/x", "data": 1}, "n" * 121, "agent",
 )  # fmt: skip
-"""What a malformed document's value is swapped for: other JSON types, tags and enum values,
-and values that break a value's rule (an empty id, turn 0, 2^53, a 121-character summary)."""
+"""What a malformed document's value is swapped for: other JSON types, tags and enum values
+(``agent``: a built-in source kind since v5, D52), and values that break a value's rule (an
+empty id, turn 0, 2^53, a 121-character summary)."""
 
 
 @attrs.frozen
@@ -186,6 +190,8 @@ def _source(rng: random.Random) -> Source:
         return GoalSource(rng.choice(("g", "h")), rng.randrange(3))
     if roll == 9:
         return ToolSource(rng.choice(("c1", "c2")))
+    if roll == 10:  # R2 v5
+        return AgentSource(rng.choice(AGENT_IDS), rng.choice((1, 2, 2**53 - 1)))
     return ExtensionSource("webhook", {"n": _json(rng), rng.choice(TEXTS): _json(rng)})
 
 
@@ -344,11 +350,12 @@ def _paths(doc: Json, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
 
 
 _VALUE_FAULTS: Final[dict[type, tuple[Any, ...]]] = {
-    str: ("", "n" * 121, "host/", "a\nb"),
+    str: ("", "n" * 121, "host/", "a\nb", "n\x00l", "n" * 257),
     int: (0, -1, 2**53, -(2**53)),
 }
 """A value of the same JSON type that breaks a rule where it stands (an empty id or name, a
-long or two-line summary, a nameless record type, turn 0, a coordinate past 2^53)."""
+long or two-line summary, a nameless record type, an agent id with a NUL or past 256
+characters, turn 0, a coordinate past 2^53)."""
 
 
 def _change(rng: random.Random, doc: Json, inbox: bool, fault: str = "shape") -> Json:
@@ -379,7 +386,9 @@ def _change(rng: random.Random, doc: Json, inbox: bool, fault: str = "shape") ->
     return doc
 
 
-_RULED: Final = frozenset({"id", "messageId", "goalId", "callId", "plugin", "summary", "type"})
+_RULED: Final = frozenset(
+    {"id", "messageId", "goalId", "callId", "agentId", "plugin", "summary", "type"}
+)
 _OPAQUE: Final = frozenset({"content", "metadata", "data"})
 
 

@@ -40,6 +40,7 @@ from inbox_core.commands import (
 from inbox_core.events import HostRecord
 from inbox_core.values import (
     PLUGIN_FORMS,
+    AgentSource,
     Entry,
     ExtensionSource,
     GoalSource,
@@ -88,6 +89,11 @@ def _json_objects() -> st.SearchStrategy[dict[str, object]]:
     )
 
 
+_AGENT_IDS: Final = st.sampled_from(["planner", "worker-1", "..", "a/b", "é😀", "x" * 256])
+"""Agent ids at the edges of ``limits.agent_id``: dot segments, a slash, non-ASCII, the
+longest."""
+
+
 def message_ids(pool: Sequence[MessageId] = DEFAULT_ID_POOL) -> st.SearchStrategy[MessageId]:
     """MessageIds from a small pool, so that duplicates are common."""
     return st.sampled_from(tuple(pool))
@@ -110,12 +116,14 @@ def _plugin_sources() -> st.SearchStrategy[PluginSource]:
 
 
 def sources() -> st.SearchStrategy[Source]:
-    """Every source variant of R2, including host-defined extension kinds and goal round 0."""
+    """Every source variant of R2, including host-defined extension kinds, goal round 0 and
+    (v5) agent sources."""
     return st.one_of(
         st.just(UserSource()),
         _plugin_sources(),
         st.builds(GoalSource, st.sampled_from(["g1", "g2"]), st.integers(0, 3)),  # R2 v2: round 0
         st.builds(ToolSource, st.sampled_from(["call-1", "call-2"])),
+        st.builds(AgentSource, _AGENT_IDS, st.one_of(st.integers(1, 3), st.just(2**53 - 1))),
         st.builds(ExtensionSource, st.sampled_from(["x-host", "memo"]), _json_objects()),
     )
 

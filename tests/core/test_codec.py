@@ -9,6 +9,7 @@ import pytest
 
 from inbox_core import (
     AbortedReason,
+    AgentSource,
     BlockedReason,
     CancelRequested,
     CompletedReason,
@@ -96,6 +97,7 @@ SOURCES = [
     ),
     (GoalSource("goal-1", 3), {"kind": "goal", "goalId": "goal-1", "round": 3}),
     (ToolSource("call-9"), {"kind": "tool", "callId": "call-9"}),
+    (AgentSource("planner", 4), {"kind": "agent", "agentId": "planner", "turn": 4}),  # v5
     (
         ExtensionSource("webhook", {"url": "u", "n": 1.5, "deep": {"a": [1, None, True]}}),
         {"kind": "webhook", "url": "u", "n": 1.5, "deep": {"a": [1, None, True]}},
@@ -106,7 +108,7 @@ SOURCES = [
 
 @pytest.mark.parametrize(("source", "expected"), SOURCES, ids=lambda v: getattr(v, "kind", ""))
 def test_formats_every_source_variant_exact_json_and_round_trip(source, expected):
-    """R2, Formats: camelCase keys (goalId, callId); extension fields verbatim."""
+    """R2, Formats: camelCase keys (goalId, callId, agentId); extension fields verbatim."""
     assert source_to_json(source) == expected
     assert source_from_json(through_json(expected)) == source
     message = UserMessage("m", "x", source)

@@ -126,8 +126,9 @@ EVENTS = st.one_of(
 EDGES: tuple[Any, ...] = (
     None, 0, 1, -1, limits.MAX_SAFE_INTEGER, limits.MAX_SAFE_INTEGER + 1,
     -limits.MAX_SAFE_INTEGER - 1, 2**63, True, False, 1.0, float("nan"), "", "x", "x" * 1024,
-    "x" * 1025, "a\nb", "é", *LONE_SURROGATES, "host/", "host/x", "next-step", "moved",
-    "snapshot", "notice", "user", "disposed", "n" * 121, [], [1], [{}], {}, {"kind": "user"},
+    "x" * 1025, "x" * 256, "x" * 257, "n\x00l", "a\nb", "é", *LONE_SURROGATES, "host/",
+    "host/x", "next-step", "moved", "snapshot", "notice", "user", "disposed", "agent",
+    "n" * 121, [], [1], [{}], {}, {"kind": "user"}, {"kind": "agent", "agentId": "a", "turn": 1},
     {"kind": "hook", "reason": "\ud800"}, {"type": "host/x", "data": 1}, (1,), JsonObject(),
     nested(limits.MAX_DEPTH), nested(limits.MAX_DEPTH + 1, kind="array"),
 )  # fmt: skip
@@ -283,6 +284,11 @@ def test_d42_every_scalar_states_its_rules_for_the_direct_reading() -> None:
     for bad in ("a", "abcd", "ba", "a\n", 5, "a\ud800"):
         with pytest.raises(Declined):
             read(bad)
+    agent_id = Str(max_length=3, no_nul=True).direct_function()  # R2 v5: an agent id's rule
+    assert agent_id("a\x01") == "a\x01"
+    for bad in ("a\x00", "\x00", "abcd"):
+        with pytest.raises(Declined):
+            agent_id(bad)
     with pytest.raises(Declined):
         Int().direct_function()(limits.MAX_SAFE_INTEGER + 1)
     goals = Map(Int(minimum=1)).direct_function()

@@ -25,6 +25,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from inbox_core import (
+    AgentSource,
     AgentState,
     AwaitPreStep,
     Clear,
@@ -132,6 +133,7 @@ TEXT_SLOTS: dict[str, Callable[[str], object]] = {
     "record type": lambda text: HostRecord("host/" + text),
     "record key": lambda text: HostRecord("host/x", {text: 1}),
     "extension kind": lambda text: ExtensionSource("x-" + text),
+    "agent id": lambda text: AgentSource(text or "x", 1),  # R2 v5
 }
 
 
@@ -584,6 +586,7 @@ def test_g8_a_command_at_the_limit_in_the_worst_characters_fits_max_document_siz
         PluginSource("p", "notice", summary="s" * 120),
         GoalSource("g" * 70, limits.MAX_SAFE_INTEGER),
         ToolSource("c" * 30),
+        AgentSource("\U0001f600" * limits.MAX_AGENT_ID_LENGTH, limits.MAX_SAFE_INTEGER),
         ExtensionSource("x-host", {"url": "u" * 50, "n": [1.5, None, True]}),
     ],
 )

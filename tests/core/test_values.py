@@ -8,6 +8,7 @@ import attrs
 import pytest
 
 from inbox_core import (
+    AgentSource,
     Entry,
     ExtensionSource,
     GoalSource,
@@ -157,6 +158,16 @@ def test_r1_invalid_message_values_raise_invalid_input(build):
         pytest.param(lambda: ExtensionSource("plugin"), id="reserved-plugin"),
         pytest.param(lambda: ExtensionSource("goal"), id="reserved-goal"),
         pytest.param(lambda: ExtensionSource("tool"), id="reserved-tool"),
+        pytest.param(lambda: ExtensionSource("agent"), id="reserved-agent"),  # v5, D52
+        pytest.param(lambda: AgentSource("", 1), id="agent-empty-id"),
+        pytest.param(lambda: AgentSource("a" * 257, 1), id="agent-id-257"),
+        pytest.param(lambda: AgentSource("a\x00b", 1), id="agent-id-nul"),
+        pytest.param(lambda: AgentSource("\ud800", 1), id="agent-id-surrogate"),
+        pytest.param(lambda: AgentSource(7, 1), id="agent-id-int"),
+        pytest.param(lambda: AgentSource("a", 0), id="agent-turn-0"),
+        pytest.param(lambda: AgentSource("a", True), id="agent-turn-bool"),
+        pytest.param(lambda: AgentSource("a", 1.0), id="agent-turn-float"),
+        pytest.param(lambda: AgentSource("a", 2**53), id="agent-turn-past-safe"),
         pytest.param(lambda: ExtensionSource(""), id="extension-empty-kind"),
         pytest.param(lambda: ExtensionSource("x", {"kind": "y"}), id="extension-kind-field"),
         pytest.param(lambda: ExtensionSource("x", {"f": object()}), id="extension-non-json"),
@@ -170,7 +181,8 @@ def test_r2_invalid_sources_raise_invalid_input(build):
 
 
 def test_r2_valid_source_variants_keep_their_fields():
-    """R2: notice up to 120 chars, snapshot sections, goal, tool, extension fields verbatim."""
+    """R2: notice up to 120 chars, snapshot sections, goal, tool, agent (v5), extension
+    fields verbatim."""
     notice = PluginSource("p", "notice", summary="s" * 120)
     assert notice.summary == "s" * 120
     assert notice.kind == "plugin"
@@ -182,6 +194,8 @@ def test_r2_valid_source_variants_keep_their_fields():
     goal = GoalSource("g", 3)
     assert (goal.kind, goal.goal_id, goal.round) == ("goal", "g", 3)
     assert (ToolSource("c").kind, ToolSource("c").call_id) == ("tool", "c")
+    agent = AgentSource("é" * 256, 2**53 - 1)  # R2 v5: the longest agent id, the last turn
+    assert (agent.kind, agent.agent_id, agent.turn) == ("agent", "é" * 256, 2**53 - 1)
     ext = ExtensionSource("webhook", {"url": "u", "nested": {"a": [1, None]}})
     assert ext.kind == "webhook"
     assert ext.fields == {"url": "u", "nested": {"a": (1, None)}}
@@ -195,6 +209,7 @@ def test_r2_valid_source_variants_keep_their_fields():
         (PluginSource("p", "notice", summary="s"), False),
         (GoalSource("g", 1), False),
         (ToolSource("c"), False),
+        (AgentSource("planner", 1), False),  # R2 v5
         (ExtensionSource("human"), False),
         (ExtensionSource("users"), False),
     ],

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 import attrs
 
 from inbox_core import (
+    AgentSource,
     AgentState,
     AwaitPreStep,
     AwaitStep,
@@ -90,6 +91,8 @@ def _source(rng: random.Random) -> Source:
         return ToolSource(f"call-{rng.randrange(5)}")
     if pick == 5:
         return ExtensionSource("webhook", {"url": "https://example.test", "n": [1, None, 2.5]})
+    if pick == 6:  # R2 v5
+        return AgentSource(rng.choice(["planner", "a/b", "x" * 256]), rng.randrange(1, 4))
     return UserSource()
 
 

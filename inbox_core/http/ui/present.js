@@ -33,6 +33,8 @@ export function sourceLabel(source) {
       return `goal ${source.goalId}, round ${source.round}`;
     case "tool":
       return `tool ${source.callId}`;
+    case "agent": // R2 v5: another agent of the store, in its turn
+      return `agent ${source.agentId}, turn ${source.turn}`;
     default:
       return String(source.kind);
   }

@@ -88,6 +88,7 @@ import {
 import { isJsonObject } from "./json.js";
 import { AgentState, AwaitPreStep, AwaitStep, AwaitTurnStopping, type Awaiting } from "./state.js";
 import {
+  AgentSource,
   DisposedCause,
   Entry,
   ExtensionSource,
@@ -173,6 +174,11 @@ export const SOURCE = tagged<Source>(
       field("round", int()),
     ]),
     variant(ToolSource, "tool", (f) => new ToolSource(raw(f["callId"])), [field("callId", ID)]),
+    // R2 v5: a built-in kind, decoded strictly (a v4 extension of kind agent is refused, D52)
+    variant(AgentSource, "agent", (f) => new AgentSource(raw(f["agentId"]), raw(f["turn"])), [
+      field("agentId", TEXT), // non-empty, at most maxAgentIdLength, no NUL: the constructor's rule
+      field("turn", int()),
+    ]),
   ],
   {
     // an extension source: any other kind, its fields kept verbatim (R2)

@@ -149,6 +149,7 @@ export {
   Transition,
 } from "./state.js";
 export {
+  AgentSource,
   type Cause,
   DisposedCause,
   Entry,

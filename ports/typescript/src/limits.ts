@@ -93,6 +93,19 @@ export function identifier(value: string, what: string): string {
   return scalarText(value, what);
 }
 
+/** An agent id (an agent source's, R2 v5): a non-empty string of at most
+ * `MAX_AGENT_ID_LENGTH` characters, with no NUL and no lone surrogate. */
+export function agentId(value: unknown, what: string): string {
+  if (typeof value !== "string" || value === "") {
+    throw new InvalidInput(`${what} must be a non-empty str, got ${describe(value)}`);
+  }
+  if (value.length > MAX_AGENT_ID_LENGTH && characters(value) > MAX_AGENT_ID_LENGTH) {
+    throw new InvalidInput(`${what} has at most ${MAX_AGENT_ID_LENGTH} characters`);
+  }
+  if (value.includes("\u0000")) throw new InvalidInput(`${what} must not contain NUL`);
+  return scalarText(value, what);
+}
+
 /** `size` (a message's, or a list's sum) if within `MAX_VALUE_SIZE`, else InvalidInput. */
 export function valueSize(size: number, what: string): number {
   if (size > MAX_VALUE_SIZE) {

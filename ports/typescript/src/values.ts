@@ -77,7 +77,8 @@ const EMPTY: readonly never[] = Object.freeze([]);
 export type PluginForm = "instructions" | "catalog" | "snapshot" | "notice" | "relay" | "recall";
 export const PLUGIN_FORMS: readonly PluginForm[] = ["instructions", "catalog", "snapshot", "notice", "relay", "recall"];
 export const NOTICE_SUMMARY_MAX = 120;
-export const RESERVED_SOURCE_KINDS: readonly string[] = ["user", "plugin", "goal", "tool"];
+/** The built-in kinds, which no extension may take (v5: `agent`, D52). */
+export const RESERVED_SOURCE_KINDS: readonly string[] = ["user", "plugin", "goal", "tool", "agent"];
 
 /** The line breaks of Python's `str.splitlines`: a notice summary holds none (R2). */
 const LINE_BREAK = /[\n\r\v\f\u001c\u001d\u001e\u0085\u2028\u2029]/;
@@ -182,6 +183,19 @@ export class ToolSource {
   }
 }
 
+/** Another agent sent it, during its turn `turn` (R2 v5, R45). `agentId` has the limits of
+ * every agent id (`limits.agentId`); `turn` counts from 1, as turns do. */
+export class AgentSource {
+  readonly kind = "agent" as const;
+  readonly agentId: string;
+  readonly turn: number;
+  constructor(agentId: string, turn: number) {
+    this.agentId = limits.agentId(agentId, "agent_id");
+    this.turn = limits.integer(turn, "an agent source's turn", 1);
+    Object.freeze(this);
+  }
+}
+
 /** A host-defined source kind; its JSON fields are kept verbatim (R2). */
 export class ExtensionSource {
   readonly kind: string;
@@ -203,7 +217,7 @@ export class ExtensionSource {
   }
 }
 
-export type Source = UserSource | PluginSource | GoalSource | ToolSource | ExtensionSource;
+export type Source = UserSource | PluginSource | GoalSource | ToolSource | AgentSource | ExtensionSource;
 
 function isSource(value: unknown): value is Source {
   return (
@@ -211,6 +225,7 @@ function isSource(value: unknown): value is Source {
     value instanceof PluginSource ||
     value instanceof GoalSource ||
     value instanceof ToolSource ||
+    value instanceof AgentSource ||
     value instanceof ExtensionSource
   );
 }
@@ -234,6 +249,7 @@ function sourceSize(source: Source): number {
   }
   if (source instanceof GoalSource) return SOURCE_RESERVE + limits.characters(source.goalId);
   if (source instanceof ToolSource) return SOURCE_RESERVE + limits.characters(source.callId);
+  if (source instanceof AgentSource) return SOURCE_RESERVE + limits.characters(source.agentId);
   return SOURCE_RESERVE + limits.characters(source.kind) + jsonSize(source.fields);
 }
 

@@ -31,6 +31,7 @@ test("R2: the source kind comes first", () => {
   assert.equal(sourceLabel({ kind: "plugin", plugin: "ci" }), "plugin ci");
   assert.equal(sourceLabel({ kind: "goal", goalId: "g", round: 2 }), "goal g, round 2");
   assert.equal(sourceLabel({ kind: "tool", callId: "c7" }), "tool c7");
+  assert.equal(sourceLabel({ kind: "agent", agentId: "planner", turn: 3 }), "agent planner, turn 3");
   assert.equal(sourceLabel({ kind: "webhook", url: "u" }), "webhook");
 });
 

@@ -17,6 +17,7 @@ import {
 } from "../codec.js";
 import { DecodeError, InboxCoreError, InvalidInput, InvalidSplice } from "../errors.js";
 import { JsonFloat, canonicalJson, parseJson } from "../json.js";
+import { AgentSource, ExtensionSource, isHumanPrompt } from "../values.js";
 import { loadLog, runVector } from "../vectors.js";
 import { random, vectors } from "./helpers.js";
 
@@ -76,6 +77,17 @@ test("formats §2: sources, metadata and opaque blocks keep every field (extensi
   );
 });
 
+test("R2 v5: an agent source is {kind, agentId, turn}, is no human prompt, and no extension may take its kind", () => {
+  const source = { kind: "agent", agentId: "😀".repeat(256), turn: 2 ** 53 - 1 };
+  const message = messageFromJson({ ...MESSAGE, source });
+  assert.ok(message.source instanceof AgentSource);
+  assert.equal(isHumanPrompt(message), false);
+  assert.equal(canonicalJson(messageToJson(message)), canonicalJson({ ...MESSAGE, source }));
+  assert.deepEqual(new AgentSource("planner", 3), new AgentSource("planner", 3));
+  assert.throws(() => new ExtensionSource("agent", { agentId: "a", turn: 1 }), InvalidInput);
+  assert.throws(() => new AgentSource("planner", 1.5), InvalidInput);
+});
+
 test("D40: a document its schema refuses is DecodeError; a well-shaped invalid value is the value's own error", () => {
   const cases: [unknown, string][] = [
     [[], "DecodeError"],
@@ -90,6 +102,15 @@ test("D40: a document its schema refuses is DecodeError; a well-shaped invalid v
     [send({}, { expect: { kind: "turn", turn: new JsonFloat(1) } }), "DecodeError"], // an integer written 1.0
     [send({ message: { ...MESSAGE, id: "" } }), "InvalidInput"],
     [send({ message: { ...MESSAGE, source: { kind: "" } } }), "InvalidInput"], // an extension kind is a name
+    // R2 v5, D52: agent is a built-in kind, closed and strict (no longer an extension)
+    [send({ message: { ...MESSAGE, source: { kind: "agent", name: "planner" } } }), "DecodeError"],
+    [send({ message: { ...MESSAGE, source: { kind: "agent", agentId: "a", turn: 1, x: 1 } } }), "DecodeError"],
+    [send({ message: { ...MESSAGE, source: { kind: "agent", agentId: "a", turn: "1" } } }), "DecodeError"],
+    [send({ message: { ...MESSAGE, source: { kind: "agent", agentId: 7, turn: 1 } } }), "DecodeError"],
+    [send({ message: { ...MESSAGE, source: { kind: "agent", agentId: "a", turn: 0 } } }), "InvalidInput"],
+    [send({ message: { ...MESSAGE, source: { kind: "agent", agentId: "", turn: 1 } } }), "InvalidInput"],
+    [send({ message: { ...MESSAGE, source: { kind: "agent", agentId: "a\u0000b", turn: 1 } } }), "InvalidInput"],
+    [send({ message: { ...MESSAGE, source: { kind: "agent", agentId: "é".repeat(257), turn: 1 } } }), "InvalidInput"],
     [send({ target: "next-step", wakeup: false, contexts: [MESSAGE] }), "InvalidInput"],
     [send({ message: { ...MESSAGE, source: { kind: "plugin", plugin: "p", form: "notice", summary: "x".repeat(121) } } }), "InvalidInput"],
     [send({}, { expect: { kind: "turn", turn: 0 } }), "InvalidInput"],
