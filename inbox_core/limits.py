@@ -181,6 +181,29 @@ def parse_json(text: str) -> Any:
         return json.loads(text)
     except RecursionError:  # a caller already deep in its own stack: the same, iteratively
         return json_text.parse(text)
+    except ValueError:
+        _refuse_long_integers(text)
+        raise
+
+
+def _refuse_long_integers(text: str) -> None:
+    """``InvalidInput`` if ``text`` is JSON that only an integer past ``int``'s digit limit
+    (4,300 digits) kept from being read: valid JSON, so a value out of bounds (int64), not
+    malformed text."""
+    longest = 0
+
+    def integer(digits: str) -> int:
+        nonlocal longest
+        longest = max(longest, len(digits.lstrip("-")))
+        return 0
+
+    try:
+        json.loads(text, parse_int=integer)
+    except (ValueError, RecursionError):
+        return  # malformed indeed
+    raise InvalidInput(
+        f"a JSON integer of {longest} digits: integers lie within int64 (maxJsonInteger)"
+    )
 
 
 _scan: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]

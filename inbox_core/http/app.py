@@ -140,6 +140,7 @@ def create_app(
         exception_handlers={HTTPException: _http_problem},
         lifespan=lifespan,
     )
+    app.router.redirect_slashes = False  # a 307 to a Location built from the Host: no (a 404)
     app.state.door = door
     return app
 

@@ -24,7 +24,7 @@ from inbox_core.http.metrics import Metrics
 from inbox_core.http.problem import Problem, problem_response
 from inbox_core.shell.stores.base import Store
 
-__all__ = ["FrontDoor", "Limits", "StreamSlots", "endpoint"]
+__all__ = ["FrontDoor", "Limits", "StreamSlots", "endpoint", "whole_number"]
 
 T = TypeVar("T")
 logger: Final = logging.getLogger("inbox_core.http")
@@ -43,6 +43,19 @@ class Limits:
     max_streams: int
     keepalive_seconds: float
     check_seconds: float
+
+
+def whole_number(text: str, low: int, high: int) -> int | None:
+    """The number ``text`` spells in ASCII digits if it lies in ``[low, high]``, else None:
+    judged by its value, so leading zeros change nothing and a number of any length past
+    ``high`` is past it alike (never an ``int`` of thousands of digits)."""
+    if not text.isascii() or not text.isdigit():
+        return None
+    digits = text.lstrip("0") or "0"
+    if len(digits) > len(str(high)):
+        return None
+    value = int(digits)
+    return value if low <= value <= high else None
 
 
 class StreamSlots:

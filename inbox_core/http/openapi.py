@@ -1,237 +1,175 @@
-"""``GET /openapi.json`` (R39): an OpenAPI 3.1 document of the front door.
+"""``GET /openapi.json`` (R39, v5; D46): an OpenAPI 3.1 document of the front door that the
+tools people point at it read as it is: every schema a component referenced locally
+(``inbox_core.http.components``: the generated JSON Schemas of the formats and the bodies
+derived from them), every operation named and tagged, every status an operation answers
+and every header sent with it declared.
 
-Its component schemas *are* the generated JSON Schemas of the formats: the files of
-``specs/schema/`` that ``tools/gen_schemas.py`` also writes into this package
-(``schemas/``), each included whole with its ``$id`` (so their references between one
-another resolve as they do on disk). The schemas of the HTTP bodies are derived from them
-here: the relaxed message of an intent body from the message schema, the agent resource from
-the vector's projection, the postable command from the command schema and ``POSTABLE_TYPES``;
-no form of §8 is written out a second time. ``OPERATIONS`` lists every path, method and
-status; specs/http.md's table is checked against it.
+What an operation answers is table-driven. ``OPERATIONS`` gives each path and method its
+name, its parameters, its body, its result and its *traits* (what it does: checks a token,
+reads the store, names an agent, takes a body, ...); ``ANSWERS`` says, one row per
+(status, trait), which statuses the operations with that trait answer and which headers
+come with them (``HEADERS``: each header's meaning and schema); ``EVERY_ANSWER`` names the
+headers sent with every answer. A new status or header is one row; specs/http.md's table is
+checked against the result.
 """
 
 from __future__ import annotations
 
 import copy
 import functools
-import json
-from importlib import metadata, resources
+from http import HTTPStatus
+from importlib import metadata
 from typing import Any, Final
 
 import attrs
 
-from inbox_core import codec
-from inbox_core.http.reading import AGENT_STATE_KEYS
-from inbox_core.shell.stores.posts import POSTABLE_TYPES
+from inbox_core import limits
+from inbox_core.http import reading
+from inbox_core.http.components import AGENT_ID, POST_ID, derived, file_components, ref
+from inbox_core.http.store import PAGE
 
-__all__ = ["COMPONENT_FILES", "OPERATIONS", "Operation", "openapi_document", "schema_file"]
+__all__ = [
+    "ANSWERS",
+    "ANYWHERE",
+    "EVERY_ANSWER",
+    "HEADERS",
+    "OPERATIONS",
+    "Answer",
+    "Operation",
+    "openapi_document",
+    "responses",
+]
 
 Json = Any
-BASE: Final = "https://inbox-core.invalid/schema/"
-COMPONENT_FILES: Final = {
-    "Message": "message",
-    "Entry": "entry",
-    "DurableEvent": "durable-event",
-    "LogRecord": "log-record",
-    "Notification": "notification",
-    "Command": "command",
-    "Vector": "vector",
+
+# ------------------------------------------------------------------- the table
+
+HEADERS: Final[dict[str, tuple[str, Json]]] = {
+    "Location": (
+        "The post's own path (GET it for its outcome).",
+        {"type": "string", "pattern": "^/v1/agents/[^/]+/posts/[1-9][0-9]*$"},
+    ),
+    "Preference-Applied": (
+        "wait=N: the Prefer: wait=N of the request was honoured (RFC 7240).",
+        {"type": "string", "pattern": "^wait=[0-9]+$"},
+    ),
+    "Retry-After": (
+        "Seconds to wait before trying again.",
+        {"type": "string", "pattern": "^[0-9]+$"},
+    ),
+    "WWW-Authenticate": ("Bearer: this store asks for a token.", {"type": "string"}),
+    "Allow": ("The methods the path takes.", {"type": "string"}),
+    "Cache-Control": ("no-cache, on an event stream.", {"type": "string"}),
+    "X-Accel-Buffering": (
+        "no, on an event stream (a proxy passes it on unbuffered).",
+        {"type": "string"},
+    ),
 }
-"""Component name -> generated schema file (``<name>.schema.json``)."""
+"""Every response header the front door sends: its meaning and its schema."""
+
+EVERY_ANSWER: Final[tuple[str, ...]] = ()
+"""Headers (of ``HEADERS``) sent with every answer of every operation."""
 
 
-def schema_file(name: str) -> Json:
-    """One generated schema as shipped in the package."""
-    text = resources.files("inbox_core.http").joinpath(f"schemas/{name}.schema.json").read_text()
-    return json.loads(text)
+@attrs.frozen
+class Answer:
+    """The operations with ``trait`` may answer ``status`` (a problem from 400 on, else the
+    operation's result) with ``headers``: names of ``HEADERS``, space-separated, each sent
+    always or, marked ``?``, sometimes."""
+
+    status: int
+    trait: str
+    headers: str
+    why: str
+
+    @property
+    def sent(self) -> dict[str, bool]:
+        """Header -> whether it is always sent."""
+        return {name.rstrip("?"): not name.endswith("?") for name in self.headers.split()}
 
 
-def _ref(name: str) -> Json:
-    return {"$ref": f"#/components/schemas/{name}"}
+POSTED: Final = "Location Preference-Applied?"
+ANSWERS: Final = (
+    Answer(200, "any", "", "OK"),
+    Answer(200, "body", POSTED, "the owner applied the post within the wait"),
+    Answer(202, "body", POSTED, "the post is durable, not decided yet"),
+    Answer(200, "stream", "Cache-Control? X-Accel-Buffering?", "or the events live, as SSE"),
+    Answer(400, "body", "", "the body is not UTF-8 JSON; a bad Idempotency-Key, Content-Length"),
+    Answer(400, "query", "", "a query parameter out of its bounds"),
+    Answer(400, "stream", "", "a Last-Event-ID that is no seq"),
+    Answer(401, "token", "WWW-Authenticate", "no token the store knows"),
+    Answer(403, "token", "", "the token lacks the scope or does not reach the agent"),
+    Answer(404, "agent", "", "the path names no agent"),
+    Answer(404, "post", "", "no such post for this agent"),
+    Answer(405, "any", "Allow", "the path does not take this method"),
+    Answer(408, "body", "", "the body did not arrive in time"),
+    Answer(409, "body", POSTED, "the owner rejected the post (written and consumed)"),
+    Answer(413, "body", "", "the body is over maxDocumentSize"),
+    Answer(415, "body", "", "a media type other than application/json"),
+    Answer(422, "body", "", "JSON that is no postable command or message"),
+    Answer(429, "body", "Retry-After", "the token's bodies in flight are over its budget"),
+    Answer(429, "stream", "Retry-After", "the token has its most event streams open"),
+    Answer(431, "any", "", "more than 100 headers or 32 KiB of them"),
+    Answer(500, "any", "", "the server failed (logged, never shown)"),
+    Answer(503, "store", "", "the store failed: retry (a post with its Idempotency-Key)"),
+)
+"""What the operations answer, by trait (``any``: every operation), one row per status and
+trait; rows of one status add up."""
 
-
-def _absolute(schema: Json, base: str) -> Json:
-    """``schema`` (a part of the file at ``base``) with every relative ``$ref`` made absolute,
-    so it means the same wherever it is placed."""
-    if isinstance(schema, list):
-        return [_absolute(item, base) for item in schema]
-    if not isinstance(schema, dict):
-        return schema
-    out = {key: _absolute(value, base) for key, value in schema.items()}
-    ref = out.get("$ref")
-    if isinstance(ref, str) and "://" not in ref:
-        out["$ref"] = base + ref if ref.startswith("#") else BASE + ref
-    return out
-
-
-def _from(name: str, pointer: str) -> Json:
-    """A reference to a generated file (by its ``$id``: a component that embeds it is found
-    by that id) or to a definition inside it."""
-    return {"$ref": f"{BASE}{name}.schema.json" + (f"#{pointer}" if pointer else "")}
-
-
-def _closed(properties: dict[str, Json], required: list[str], description: str) -> Json:
-    return {
-        "description": description,
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": False,
-    }
-
-
-def _derived() -> dict[str, Json]:
-    message = schema_file("message")
-    fields = _absolute(message["properties"], f"{BASE}message.schema.json")
-    relaxed = dict(fields)
-    relaxed["content"] = {"anyOf": [{"type": "string"}, fields["content"]]}
-    intent_message = _closed(
-        relaxed,
-        ["content"],
-        "A message of formats §8 in the relaxed form of an intent body: 'id' absent (the "
-        "server mints one and answers it as messageId), 'role' absent, 'source' absent (the "
-        "user), 'content' a string (one text block).",
-    )
-    expect = {"oneOf": [{"type": "null"}, _from("command", "/$defs/expectation")]}
-
-    def body(contexts: Json, description: str) -> Json:
-        return _closed(
-            {"message": _ref("IntentMessage"), "contexts": contexts, "expect": expect},
-            ["message"],
-            description,
-        )
-
-    tags = [v.tag for v in codec.COMMAND.variants if v.cls in POSTABLE_TYPES]
-    projection = schema_file("vector")["$defs"]["projection"]["properties"]
-    state = {
-        key: _absolute(projection[key], f"{BASE}vector.schema.json") for key in AGENT_STATE_KEYS
-    }
-    outcome = {
-        "oneOf": [
-            _closed({"kind": {"const": "pending"}}, ["kind"], "Not decided yet."),
-            _closed(
-                {"kind": {"const": "applied"}}, ["kind"], "Applied: its events are in the log."
-            ),
-            _closed(
-                {
-                    "kind": {"const": "rejected"},
-                    "error": {"type": "string"},
-                    "message": {"type": "string"},
-                },
-                ["kind", "error", "message"],
-                "Rejected by the owner: the typed error's class name and text; nothing appended.",
-            ),
-        ]
-    }
-    agent_id = {"type": "string", "minLength": 1, "maxLength": 256}
-    post_id = {"type": "integer", "minimum": 1}
-    seq = {"type": "integer", "minimum": 0}
-    answer = {"agent": agent_id, "post": post_id, "outcome": _ref("Outcome")}
-    return {
-        "IntentMessage": intent_message,
-        "IntentBody": body(
-            {"type": "array", "items": _ref("IntentMessage")},
-            "The body of followup, queue and steer.",
-        ),
-        "InjectBody": body(
-            {"type": "array", "maxItems": 0}, "The body of inject: no contexts (R11)."
-        ),
-        "PostableCommand": {
-            "description": "One caller command any process may post (R35), in its JSON form.",
-            "allOf": [_from("command", ""), {"properties": {"type": {"enum": tags}}}],
-        },
-        "Outcome": outcome,
-        "PostAnswer": _closed(
-            answer | {"messageId": {"type": "string"}},
-            ["agent", "post", "outcome"],
-            "A post made durable and how it stands (messageId: the message the command "
-            "carries; for a retry, the first post's).",
-        ),
-        "Post": _closed(answer, ["agent", "post", "outcome"], "One post and its outcome."),
-        "Problem": {
-            "description": "RFC 9457: title is the typed error's class name, or the HTTP "
-            "status phrase; a 409 adds the post it is about.",
-            "type": "object",
-            "properties": {
-                "type": {"type": "string"},
-                "title": {"type": "string"},
-                "status": {"type": "integer"},
-                "detail": {"type": "string"},
-                **answer,
-                "messageId": {"type": "string"},
-            },
-            "required": ["type", "title", "status"],
-        },
-        "Agent": _closed(
-            {"agent": agent_id, "seq": seq, **state, "pendingPosts": seq},
-            ["agent", "seq", *state, "pendingPosts"],
-            "The agent as its log says now: status, lastTurn, awaiting, abortCause, nextTurn "
-            "and nextStep of its projection (in a vector's 'final' form), the number of "
-            "events so far, and the posts waiting for it.",
-        ),
-        "EventsPage": _closed(
-            {"events": {"type": "array", "items": _from("log-record", "")}, "next": seq},
-            ["events", "next"],
-            "Events with seq >= since, in order; next is the seq after the last.",
-        ),
-        "Fates": _closed(
-            {"fates": _from("vector", "/$defs/projection/properties/fates")},
-            ["fates"],
-            "fates(log) (R32), as the port protocol's fold answers it.",
-        ),
-        "Transcript": _closed(
-            {"transcript": _from("vector", "/$defs/projection/properties/transcript")},
-            ["transcript"],
-            "transcript(log) (R30), as the port protocol's fold answers it.",
-        ),
-        "AgentList": _closed(
-            {
-                "agents": {
-                    "type": "array",
-                    "items": _closed(
-                        {"id": agent_id, "work": {"type": "boolean"}, "pendingPosts": seq},
-                        ["id", "work", "pendingPosts"],
-                        "One agent: whether it has work (R37), its waiting posts.",
-                    ),
-                },
-                "next": {"type": ["string", "null"]},
-            },
-            ["agents", "next"],
-            "A page of agents in id order; next is the last id of a full page, else null.",
-        ),
-        "Health": _closed({"status": {"const": "ok"}}, ["status"], "The store answers."),
-    }
-
-
-# ----------------------------------------------------------------- operations
+ANYWHERE: Final = frozenset(a.status for a in ANSWERS if a.trait == "any" and a.status >= 400)
+"""The error statuses any request may get (specs/http.md says so once, not per path)."""
 
 
 @attrs.frozen
 class Operation:
-    """One path and method: what it takes and every status it answers."""
+    """One path and method: its name, what it takes, what it answers by its traits:
+    ``token`` (it asks for a token), ``store`` (it reads the store), ``agent`` (its path
+    names an agent), ``post`` (and a post), ``body`` (it takes a body and posts it),
+    ``query`` (it takes query values), ``stream`` (it may answer an event stream); every
+    operation has ``any``."""
 
+    name: str
     method: str
     path: str
+    tag: str
     summary: str
-    answers: dict[int, str]  # status -> component (a problem for 4xx and 5xx)
+    result: str  # the component of its 2xx answers
+    traits: frozenset[str]
     body: str | None = None
     parameters: tuple[str, ...] = ()
-    token: bool = True
+
+    @property
+    def token(self) -> bool:
+        return "token" in self.traits
+
+    @property
+    def answers(self) -> dict[int, list[Answer]]:
+        """Status -> the rows that declare it for this operation."""
+        out: dict[int, list[Answer]] = {}
+        for answer in ANSWERS:
+            if answer.trait == "any" or answer.trait in self.traits:
+                out.setdefault(answer.status, []).append(answer)
+        return dict(sorted(out.items()))
 
 
-PROBLEMS_OF_A_POST: Final = dict.fromkeys(
-    (400, 401, 403, 404, 408, 409, 413, 415, 422, 429), "Problem"
-)
-READ: Final = {401: "Problem", 403: "Problem", 404: "Problem", 503: "Problem"}
+def _traits(*names: str) -> frozenset[str]:
+    return frozenset(names)
+
+
+AGENT: Final = _traits("token", "store", "agent")
+POSTING: Final = AGENT | {"body"}
 _POST_PARAMETERS: Final = ("agent", "Idempotency-Key", "Prefer")
 
 
 def _intent(name: str, what: str) -> Operation:
     return Operation(
+        f"post{name.title()}",
         "post",
         f"/v1/agents/{{agent}}/{name}",
+        "posting",
         f"Post a message: {what}",
-        {200: "PostAnswer", 202: "PostAnswer", **PROBLEMS_OF_A_POST, 503: "Problem"},
+        "PostAnswer",
+        POSTING,
         "InjectBody" if name == "inject" else "IntentBody",
         _POST_PARAMETERS,
     )
@@ -243,63 +181,109 @@ OPERATIONS: Final = (
     _intent("steer", "next step, waking (joins the live turn)"),
     _intent("inject", "next step, not waking"),
     Operation(
+        "postCommands",
         "post",
         "/v1/agents/{agent}/commands",
+        "posting",
         "Post any postable command in its JSON form",
-        {200: "PostAnswer", 202: "PostAnswer", **PROBLEMS_OF_A_POST, 503: "Problem"},
+        "PostAnswer",
+        POSTING,
         "PostableCommand",
         _POST_PARAMETERS,
     ),
     Operation(
+        "getPost",
         "get",
         "/v1/agents/{agent}/posts/{post}",
+        "posting",
         "One post's outcome",
-        {200: "Post", **READ},
+        "Post",
+        AGENT | {"post"},
         parameters=("agent", "post"),
     ),
     Operation(
+        "getAgent",
         "get",
         "/v1/agents/{agent}",
+        "reading",
         "The agent as its log says now",
-        {200: "Agent", **READ},
+        "Agent",
+        AGENT,
         parameters=("agent",),
     ),
     Operation(
+        "getEvents",
         "get",
         "/v1/agents/{agent}/events",
+        "reading",
         "The agent's events: a page, or live as Server-Sent Events",
-        {200: "EventsPage", 400: "Problem", 429: "Problem", **READ},
+        "EventsPage",
+        AGENT | {"query", "stream"},
         parameters=("agent", "since", "limit", "Last-Event-ID"),
     ),
     Operation(
+        "getFates",
         "get",
         "/v1/agents/{agent}/fates",
+        "reading",
         "fates(log)",
-        {200: "Fates", **READ},
+        "Fates",
+        AGENT,
         parameters=("agent",),
     ),
     Operation(
+        "getTranscript",
         "get",
         "/v1/agents/{agent}/transcript",
+        "reading",
         "transcript(log)",
-        {200: "Transcript", **READ},
+        "Transcript",
+        AGENT,
         parameters=("agent",),
     ),
     Operation(
+        "getAgents",
         "get",
         "/v1/agents",
+        "reading",
         "A page of the store's agents (a token's pattern's only)",
-        {200: "AgentList", 400: "Problem", 401: "Problem", 403: "Problem", 503: "Problem"},
+        "AgentList",
+        _traits("token", "store", "query"),
         parameters=("after", "list-limit"),
     ),
-    Operation("get", "/openapi.json", "This document", {200: "OpenAPI"}, token=False),
     Operation(
-        "get", "/healthz", "Whether the store answers", {200: "Health", 503: "Problem"}, token=False
+        "getOpenapi",
+        "get",
+        "/openapi.json",
+        "service",
+        "This document",
+        "OpenApiDocument",
+        _traits(),
     ),
     Operation(
-        "get", "/metrics", "Prometheus text", {200: "Metrics", 401: "Problem", 403: "Problem"}
+        "getHealth",
+        "get",
+        "/healthz",
+        "service",
+        "Whether the store answers",
+        "Health",
+        _traits("store"),
+    ),
+    Operation(
+        "getMetrics",
+        "get",
+        "/metrics",
+        "service",
+        "Prometheus text",
+        "Metrics",
+        _traits("token", "store"),
     ),
 )
+
+
+def _page(default: int, most: int) -> Json:
+    return {"type": "integer", "minimum": 1, "maximum": most, "default": default}
+
 
 PARAMETERS: Final[dict[str, Json]] = {
     "agent": {
@@ -308,35 +292,50 @@ PARAMETERS: Final[dict[str, Json]] = {
         "required": True,
         "description": "The agent id, percent-encoded as one segment ('/' is %2F; '.' and '..' "
         "are ids).",
-        "schema": {"type": "string"},
+        "schema": AGENT_ID,
     },
     "post": {
         "name": "post",
         "in": "path",
         "required": True,
-        "schema": {"type": "integer", "minimum": 1},
+        "description": "The post's number; any other is 404, like a post never made.",
+        "schema": POST_ID,
     },
     "since": {
         "name": "since",
         "in": "query",
-        "schema": {"type": "integer", "minimum": 0, "default": 0},
+        "description": "The first seq of the page (400 beyond its bounds).",
+        "schema": {
+            "type": "integer",
+            "minimum": 0,
+            "maximum": limits.MAX_SAFE_INTEGER,
+            "default": 0,
+        },
     },
     "limit": {
         "name": "limit",
         "in": "query",
-        "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+        "description": "The most events in the page (400 beyond its bounds).",
+        "schema": _page(reading.EVENTS_PAGE, PAGE),
     },
     "list-limit": {
         "name": "limit",
         "in": "query",
-        "schema": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 100},
+        "description": "The most agents in the page (400 beyond its bounds).",
+        "schema": _page(reading.LIST_PAGE, reading.MAX_LIST_PAGE),
     },
-    "after": {"name": "after", "in": "query", "schema": {"type": "string"}},
+    "after": {
+        "name": "after",
+        "in": "query",
+        "description": "List the agents whose id comes after this one.",
+        "schema": AGENT_ID,
+    },
     "Idempotency-Key": {
         "name": "Idempotency-Key",
         "in": "header",
-        "description": "The post's key: a retry is answered as the first post is now.",
-        "schema": {"type": "string", "minLength": 1, "maxLength": 256},
+        "description": "The post's key (the limits of an agent id): a retry is answered as "
+        "the first post is now.",
+        "schema": {k: v for k, v in AGENT_ID.items() if k != "description"},
     },
     "Prefer": {
         "name": "Prefer",
@@ -352,42 +351,72 @@ PARAMETERS: Final[dict[str, Json]] = {
     },
 }
 
-_MEDIA: Final = {"Metrics": "text/plain; version=0.0.4", "OpenAPI": "application/json"}
+_TEXT: Final = {"Metrics": "text/plain; version=0.0.4"}
 
 
-def _response(status: int, component: str) -> Json:
+# -------------------------------------------------------------------- the document
+
+
+def _headers(rows: list[Answer]) -> Json:
+    sent = dict.fromkeys(EVERY_ANSWER, True)
+    for row in rows:
+        sent |= {name: always or sent.get(name, False) for name, always in row.sent.items()}
+    return {
+        name: {"description": HEADERS[name][0], "required": required, "schema": HEADERS[name][1]}
+        for name, required in sent.items()
+    }
+
+
+def _response(op: Operation, status: int, rows: list[Answer]) -> Json:
     from inbox_core.http.problem import PHRASES  # noqa: PLC0415 - starlette only when served
 
-    if component == "Problem":
-        return {
-            "description": PHRASES.get(status, "Error"),
-            "content": {"application/problem+json": {"schema": _ref("Problem")}},
-        }
-    if component in _MEDIA:
-        return {"description": "OK", "content": {_MEDIA[component]: {"schema": {"type": "string"}}}}
-    content = {"application/json": {"schema": _ref(component)}}
-    if component == "EventsPage":
-        content["text/event-stream"] = {
-            "schema": {"type": "string", "description": "id: seq, event: type, data: LogRecord"}
-        }
-    return {"description": {200: "OK", 202: "Accepted"}.get(status, "OK"), "content": content}
+    why = "; ".join(row.why for row in rows if row.why != "OK")
+    phrase = PHRASES.get(status) or HTTPStatus(status).phrase
+    out: Json = {"description": phrase + (f": {why}" if why else "")}
+    if status >= 400:
+        out["content"] = {"application/problem+json": {"schema": ref("Problem")}}
+    elif op.result in _TEXT:
+        out["content"] = {_TEXT[op.result]: {"schema": {"type": "string"}}}
+    else:
+        out["content"] = {"application/json": {"schema": ref(op.result)}}
+        if "stream" in op.traits:
+            out["content"]["text/event-stream"] = {
+                "schema": {"type": "string", "description": "id: seq, event: type, data: LogRecord"}
+            }
+    headers = _headers(rows)
+    if headers:
+        out["headers"] = headers
+    return out
+
+
+def responses(op: Operation) -> Json:
+    """The ``responses`` of one operation, from its traits and ``ANSWERS``."""
+    return {str(status): _response(op, status, rows) for status, rows in op.answers.items()}
 
 
 def _operation(op: Operation) -> Json:
     out: Json = {
-        "operationId": f"{op.method}{op.path}",
+        "operationId": op.name,
+        "tags": [op.tag],
         "summary": op.summary,
         "parameters": [PARAMETERS[name] for name in op.parameters],
-        "responses": {str(s): _response(s, c) for s, c in sorted(op.answers.items())},
+        "responses": responses(op),
     }
     if op.body is not None:
         out["requestBody"] = {
             "required": True,
-            "content": {"application/json": {"schema": _ref(op.body)}},
+            "content": {"application/json": {"schema": ref(op.body)}},
         }
     if not op.token:
         out["security"] = []
     return out
+
+
+TAGS: Final = (
+    {"name": "posting", "description": "Post commands to an agent (R35) and read their outcome."},
+    {"name": "reading", "description": "Read an agent, its log and its folds, and the agents."},
+    {"name": "service", "description": "This document, health and metrics."},
+)
 
 
 @functools.cache
@@ -395,7 +424,6 @@ def _document() -> Json:
     paths: dict[str, Json] = {}
     for op in OPERATIONS:
         paths.setdefault(op.path, {})[op.method] = _operation(op)
-    schemas = {name: schema_file(file) for name, file in COMPONENT_FILES.items()}
     try:
         version = metadata.version("inbox-core")
     except metadata.PackageNotFoundError:  # pragma: no cover - run from a checkout
@@ -408,9 +436,10 @@ def _document() -> Json:
             "description": "Every agent of a store over HTTP (R39): posts with the guarantees "
             "of store.post, events with those of store.watch. specs/http.md explains it.",
         },
+        "tags": list(TAGS),
         "paths": paths,
         "components": {
-            "schemas": schemas | _derived(),
+            "schemas": file_components() | derived(),
             "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
         },
         "security": [{}, {"bearer": []}],

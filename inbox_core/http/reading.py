@@ -24,7 +24,7 @@ from inbox_core.codec import (
 )
 from inbox_core.errors import InvalidInput
 from inbox_core.http.auth import Access
-from inbox_core.http.door import FrontDoor
+from inbox_core.http.door import FrontDoor, whole_number
 from inbox_core.http.metrics import CONTENT_TYPE
 from inbox_core.http.paths import agent_id
 from inbox_core.http.posting import outcome_json
@@ -55,7 +55,8 @@ machine's projection, and ``goalRounds`` is a fold of the log, like fates and tr
 LIST_PAGE: Final = 100
 MAX_LIST_PAGE: Final = 1000
 EVENTS_PAGE: Final = 100
-MAX_POST_ID: Final = 2**63 - 1
+MAX_POST_ID: Final = limits.MAX_SAFE_INTEGER
+"""The largest post number a path names (a JSON safe integer, as every number answered)."""
 
 
 def json_response(document: Any, status: int = 200) -> Response:
@@ -63,17 +64,15 @@ def json_response(document: Any, status: int = 200) -> Response:
 
 
 def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
-    """An integer query parameter in ``[low, high]`` (400 otherwise); above ``high`` for a
-    page size, ``high``."""
+    """An integer query parameter in ``[low, high]`` (its declared bounds); 400 otherwise,
+    a page size past its maximum too (never clamped)."""
     text = request.query_params.get(name)
     if text is None:
         return default
-    if not text.isascii() or not text.isdigit() or len(text) > 16:
-        raise Problem(400, f"{name} is an integer >= {low}, got {text[:40]!r}")
-    value = int(text)
-    if value < low:
-        raise Problem(400, f"{name} is an integer >= {low}, got {value}")
-    return min(value, high)
+    value = whole_number(text, low, high)
+    if value is None:
+        raise Problem(400, f"{name} is an integer from {low} to {high}, got {text[:40]!r}")
+    return value
 
 
 async def _agent(door: FrontDoor, request: Request) -> tuple[Access, str]:
@@ -101,14 +100,10 @@ async def get_agent(door: FrontDoor, request: Request) -> Response:
 async def get_post(door: FrontDoor, request: Request) -> Response:
     _, agent = await _agent(door, request)
     text = request.path_params["post"]
-    if (
-        not text.isascii()
-        or not text.isdigit()
-        or len(text) > 19
-        or not 0 < int(text) <= MAX_POST_ID
-    ):
+    number = whole_number(text, 1, MAX_POST_ID)
+    if number is None:  # like any post never made (no store makes one past MAX_POST_ID)
         raise Problem(404, f"no post {text[:40]!r} for this agent: a post is a number from 1")
-    receipt = Receipt(agent, int(text))
+    receipt = Receipt(agent, number)
     try:
         outcome = await door.run(lambda: door.store.outcome(receipt))
     except UnknownReceipt as error:

@@ -31,7 +31,7 @@ from inbox_core.codec import event_to_json
 from inbox_core.errors import InboxCoreError
 from inbox_core.events import DurableEvent
 from inbox_core.http.auth import Access
-from inbox_core.http.door import FrontDoor
+from inbox_core.http.door import FrontDoor, whole_number
 from inbox_core.http.problem import Problem, json_bytes
 
 __all__ = ["EventStream", "event_frame", "wants_events"]
@@ -67,10 +67,10 @@ def start_seq(request: Request, since: int) -> int:
     last = request.headers.get("last-event-id")
     if last is None or not last.strip():  # empty: no event seen (an SSE client sends none)
         return since
-    last = last.strip()
-    if not last.isascii() or not last.isdigit() or len(last) > 16:
-        raise Problem(400, f"Last-Event-ID is the seq of an event, got {last[:40]!r}")
-    return min(int(last) + 1, limits.MAX_SAFE_INTEGER)
+    seq = whole_number(last.strip(), 0, limits.MAX_SAFE_INTEGER)
+    if seq is None:
+        raise Problem(400, f"Last-Event-ID is the seq of an event, got {last.strip()[:40]!r}")
+    return min(seq + 1, limits.MAX_SAFE_INTEGER)
 
 
 class EventStream(Response):

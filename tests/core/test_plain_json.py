@@ -137,3 +137,28 @@ def test_r26_the_parser_reads_every_text_as_json_loads_does(text: str) -> None:
         old = parsed(json.loads, text)
         assert new[0] == old[0], (new, old)
         assert identical(new[1], old[1]) if new[0] == "ok" else new == old
+
+
+LONG_INTEGER = "7" * 4400  # past int()'s 4,300 digits: json.loads raises ValueError
+
+
+@pytest.mark.parametrize(
+    ("text", "kind"),
+    [
+        (LONG_INTEGER, "InvalidInput"),
+        (f"[-{LONG_INTEGER}]", "InvalidInput"),
+        (f'{{"a": {{"b": [1, {LONG_INTEGER}]}}}}', "InvalidInput"),
+        (f"[{LONG_INTEGER},]", "ValueError"),  # malformed as well: malformed it stays
+        (f"[{LONG_INTEGER}] x", "ValueError"),
+        ("7" * 4300, "ok"),
+    ],
+)
+def test_d46_an_integer_too_long_to_read_is_out_of_bounds_not_malformed(
+    text: str, kind: str
+) -> None:
+    """Valid JSON whose only fault is an integer past the digits ``int`` reads is a value
+    out of int64's bounds (``InvalidInput``, 422 at the front door), not malformed text."""
+    found = parsed(limits.parse_json, text)
+    assert found[0] == kind, found
+    if kind == "InvalidInput":
+        assert "4400 digits" in found[1]

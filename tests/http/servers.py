@@ -172,3 +172,27 @@ class EventReader:
 
 def port() -> int:
     return free_port()
+
+
+@contextlib.contextmanager
+def serving(tmp: Path, delay: float = 0.0) -> Iterator[int]:
+    """``inbox-core serve`` with the echo host (``delay`` s per step) on its own SQLite file
+    in ``tmp``: the port it answers on; it must stop with exit 0 on SIGTERM."""
+    at = port()
+    with children() as started:
+        serve = Child(
+            tmp,
+            "serve",
+            "serve",
+            f"sqlite:{tmp / 'agents.db'}",
+            "--host",
+            ECHO,
+            "--http",
+            f"127.0.0.1:{at}",
+            "-q",
+            env={"INBOX_CORE_ECHO_DELAY": str(delay)},
+        )
+        started.append(serve)
+        wait_serving(at, serve)
+        yield at
+        assert serve.stop() == 0
