@@ -65,6 +65,17 @@ MAX_ID_LENGTH: Final = 1024
 MAX_AGENT_ID_LENGTH: Final = 256
 """Characters of an agent id, the same on every store (an index key in PostgreSQL)."""
 
+MAX_OUTPUT_PARTS: Final = 1024
+"""Parts of one step's output (R43, ``inbox_core.output``): its ``host/output`` record and
+every snapshot of it. A publisher that would go past it is cut (a marker part, never an
+error)."""
+
+MAX_OUTPUT_SIZE: Final = 2**22
+"""Size of one step's output (R43): per part 64 and the characters of its strings (texts,
+ids, names, arguments, contents), so its ``host/output`` record, about 4 Mi characters at
+most, always fits a step's report beside the host's own records. A publisher that would go
+past it is cut (the text that fits, then a marker part, never an error)."""
+
 MAX_DOCUMENT_DEPTH: Final = MAX_DEPTH + 32
 """Nesting of a whole JSON document a reader parses (a stored event, a JSON Lines line, a
 vector file, a port message): the deepest value plus the envelopes around it. A deeper text
@@ -214,5 +225,7 @@ LIMITS: Final = {
     "maxDocumentSize": MAX_DOCUMENT_SIZE,
     "maxIdLength": MAX_ID_LENGTH,
     "maxAgentIdLength": MAX_AGENT_ID_LENGTH,
+    "maxOutputParts": MAX_OUTPUT_PARTS,
+    "maxOutputSize": MAX_OUTPUT_SIZE,
 }
 """The table specs/formats.md prints and the schemas read (camelCase, as in the formats)."""
