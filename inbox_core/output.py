@@ -32,8 +32,8 @@ import attrs
 from inbox_core import limits
 from inbox_core.errors import InboxCoreError, InvalidInput, shown
 from inbox_core.events import HostRecord
-from inbox_core.json_values import thaw_json
-from inbox_core.validators import identifier, instance_of, integer, strict_bool, text
+from inbox_core.json_values import freeze_json, thaw_json
+from inbox_core.validators import identifier, instance_of, integer, strict_bool, text, trusted
 from inbox_core.wire import Array, Bool, Field, Int, Record, Str, Tagged
 
 __all__ = [
@@ -351,16 +351,23 @@ def check_message(
     return False
 
 
+_TEXT_PART: Final = trusted(TextPart)
+_REASONING_PART: Final = trusted(ReasoningPart)
+_TOOL_CALL_PART: Final = trusted(ToolCallPart)
+_TOOL_RESULT_PART: Final = trusted(ToolResultPart)
+# a message's fields passed the same checks as the part's (D31): built without them again
+
+
 def opened(message: OutputMessage) -> OutputPart:
     """The part a message that opens one opens."""
     if isinstance(message, TextDelta):
-        return TextPart(message.text)
+        return _TEXT_PART(message.text)
     if isinstance(message, ReasoningDelta):
-        return ReasoningPart(message.text)
+        return _REASONING_PART(message.text)
     if isinstance(message, ToolCallStart):
-        return ToolCallPart(message.id, message.name)
+        return _TOOL_CALL_PART(message.id, message.name, "")
     assert isinstance(message, ToolResult), message
-    return ToolResultPart(message.id, message.content, message.is_error)
+    return _TOOL_RESULT_PART(message.id, message.content, message.is_error)
 
 
 def delta(message: OutputMessage) -> str:
@@ -373,13 +380,24 @@ def delta(message: OutputMessage) -> str:
 
 
 def appended(part: OutputPart, more: str) -> OutputPart:
-    """``part`` with ``more`` at the end of its text (a tool call: of its arguments)."""
+    """``part`` with ``more`` (checked text) at the end of its text (a tool call: of its
+    arguments); ``InvalidInput`` past ``limits.MAX_JSON_SIZE`` characters. Joining strings
+    of scalar values makes one (D31: built without checking it again)."""
     if not more:
         return part
     if isinstance(part, ToolCallPart):
-        return ToolCallPart(part.id, part.name, part.arguments + more)
+        joined = part.arguments + more
+        _check_length(joined)
+        return _TOOL_CALL_PART(part.id, part.name, joined)
     assert isinstance(part, TextPart | ReasoningPart), part
-    return type(part)(part.text + more)
+    joined = part.text + more
+    _check_length(joined)
+    return (_TEXT_PART if isinstance(part, TextPart) else _REASONING_PART)(joined)
+
+
+def _check_length(text: str) -> None:
+    if len(text) > limits.MAX_JSON_SIZE:
+        raise InvalidInput(f"a part's text has at most {limits.MAX_JSON_SIZE} characters")
 
 
 def apply_output(parts: Sequence[OutputPart], message: OutputMessage) -> tuple[OutputPart, ...]:
@@ -416,8 +434,15 @@ CONTENT_SIZE: Final = limits.MAX_OUTPUT_SIZE - MARKER_SIZE
 
 
 def _growth(message: OutputMessage, opens: bool) -> int:
-    """How much ``message`` adds to an output's size."""
-    return part_size(opened(message)) if opens else len(delta(message))
+    """How much ``message`` adds to an output's size (``part_size`` of what it opens)."""
+    if not opens:
+        return len(delta(message))
+    if isinstance(message, TextDelta | ReasoningDelta):
+        return PART_RESERVE + len(message.text)
+    if isinstance(message, ToolCallStart):
+        return PART_RESERVE + len(message.id) + len(message.name)
+    assert isinstance(message, ToolResult), message
+    return PART_RESERVE + len(message.id) + len(message.content)
 
 
 def _shortened(message: OutputMessage, room: int, opens: bool) -> OutputMessage | None:
@@ -543,7 +568,10 @@ def snapshot_from_json(data: object) -> OutputSnapshot:
 
 def output_record(output: Output) -> HostRecord:
     """The ``host/output`` record of a step's reply."""
-    return HostRecord(OUTPUT_RECORD, output_to_json(output))
+    return _HOST_RECORD(OUTPUT_RECORD, freeze_json(output_to_json(output)))
+
+
+_HOST_RECORD: Final = trusted(HostRecord)  # its type is ours, its data frozen (and checked)
 
 
 def read_output(record: object) -> Output | None:

@@ -49,7 +49,8 @@ class EchoHost:
 
     ``delay`` (seconds) spreads the words over that long, unless the turn is aborted
     first: the step then returns at once, what it said so far recorded (cooperative
-    cancellation, R23). Each step yields to the event loop at least once per word.
+    cancellation, R23). Each step yields to the event loop at least once (once per word
+    with a delay).
     ``calls`` records ``(hook, turn, step)`` (step 0 for ``turn_stopping``) and
     ``admitted`` every message of every entered batch, for demos and assertions.
     """
@@ -84,8 +85,8 @@ class EchoHost:
                 with contextlib.suppress(TimeoutError):
                     async with asyncio.timeout(pause):  # not wait_for (see wakes.Chime)
                         await signal.wait()
-            else:
-                await asyncio.sleep(0)
+        if pause == 0:
+            await asyncio.sleep(0)  # a step without delay still lets others run once
         return Completed()
 
     async def turn_stopping(self, turn: int, signal: AbortSignal) -> None:

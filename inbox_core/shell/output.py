@@ -21,6 +21,7 @@ part's.
 from __future__ import annotations
 
 import logging
+import time
 from collections import deque
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -30,6 +31,7 @@ from inbox_core import limits
 from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import HostRecord, records_size
 from inbox_core.output import (
+    CONTENT_SIZE,
     MESSAGE_TYPES,
     OUTPUT_RECORD,
     RECORD_SIZE,
@@ -55,6 +57,7 @@ from inbox_core.output import (
     part_size,
 )
 from inbox_core.shell.errors import OutputClosed
+from inbox_core.validators import trusted
 
 __all__ = [
     "CLOSED",
@@ -62,7 +65,7 @@ __all__ = [
     "OutputSink",
     "OutputSubscriber",
     "StepOutput",
-    "now",
+    "rfc3339",
     "with_output",
 ]
 
@@ -72,9 +75,20 @@ OutputSubscriber = Callable[[OutputMessage], None]
 """``subscribe_output``'s callback: each message as it is published."""
 
 
-def now() -> str:
-    """The time as RFC 3339 in UTC, to the millisecond (a ``host/output``'s times)."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+def rfc3339(seconds: float) -> str:
+    """A time in seconds since the epoch as RFC 3339 in UTC, to the millisecond (a
+    ``host/output``'s times)."""
+    millis = int(seconds * 1000)
+    whole, fraction = divmod(millis, 1000)
+    prefix = _SECOND.get(whole)
+    if prefix is None:  # steps ending in the same second share it: formatted once
+        prefix = datetime.fromtimestamp(whole, UTC).isoformat()[:19]  # YYYY-MM-DDTHH:MM:SS
+        _SECOND.clear()
+        _SECOND[whole] = prefix
+    return f"{prefix}.{fraction:03d}Z"
+
+
+_SECOND: dict[int, str] = {}
 
 
 class OutputSink(Protocol):
@@ -122,12 +136,12 @@ class StepOutput:
         "_cut",
         "_ended",
         "_ended_at",
+        "_started_at",
         "_parts",
         "_sink",
         "_size",
         "_tails",
         "clock",
-        "started_at",
         "step",
         "turn",
     )
@@ -138,12 +152,15 @@ class StepOutput:
         step: int,
         sink: OutputSink | None = None,
         *,
-        clock: Callable[[], str] = now,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        for value, what in ((turn, "turn"), (step, "step")):
+            if type(value) is not int or not 1 <= value <= limits.MAX_SAFE_INTEGER:
+                raise InvalidInput(f"a step output's {what} is an int >= 1, got {shown(value)}")
         self.turn = turn
         self.step = step
         self.clock = clock
-        self.started_at = clock()
+        self._started_at = clock()  # formatted only when a record needs it
         self._sink = sink
         self._parts: list[OutputPart] = []
         self._tails: dict[int, list[str]] = {}  # each part's deltas not yet joined into it
@@ -152,7 +169,7 @@ class StepOutput:
         self._size = 0
         self._cut: int | None = None  # the marker's part, once the output was cut
         self._closed = False
-        self._ended_at: str | None = None
+        self._ended_at: float | None = None
 
     # ------------------------------------------------------------------- state
 
@@ -172,8 +189,20 @@ class StepOutput:
 
     def output(self, *, model: str | None = None, usage: Usage | None = None) -> Output:
         """The step's reply so far, with its start and its end (now, if it runs)."""
-        ended = self._ended_at if self._ended_at is not None else self.clock()
+        ended = rfc3339(self._ended_at if self._ended_at is not None else self.clock())
+        if model is None and usage is None:  # every field checked already (D31)
+            return _OUTPUT(self.parts, None, None, self.started_at, ended)
         return Output(self.parts, model, usage, self.started_at, ended)
+
+    @property
+    def started_at(self) -> str:
+        """When the step started (RFC 3339)."""
+        return rfc3339(self._started_at)
+
+    @property
+    def said(self) -> bool:
+        """Whether the step said anything (its output has a part)."""
+        return bool(self._parts)
 
     def record(self, *, model: str | None = None, usage: Usage | None = None) -> HostRecord:
         """``output()`` as the step's ``host/output`` record."""
@@ -243,6 +272,10 @@ class StepOutput:
                 f"a message of turn {message.turn}, step {message.step} published for step "
                 f"{self.step} of turn {self.turn}"
             )
+        return self._publish(message)
+
+    def _publish(self, message: OutputMessage) -> int:
+        """Check, cut, fold and hand on a message of this step."""
         check_message(self._parts, message, self._ended)
         kept, cut = fitted(message, self._size, len(self._parts))
         for each in kept:
@@ -275,10 +308,30 @@ class StepOutput:
     ) -> int:
         self._open()
         text = _text(value, "delta")
+        if self._cut is not None:
+            return self._cut
         if part is None:
             last = len(self._parts) - 1
             part = last if last >= 0 and type(self._parts[last]) is part_type else last + 1
-        return self.publish(kind(self.turn, self.step, part, text))
+        elif type(part) is not int or not 0 <= part <= limits.MAX_SAFE_INTEGER:
+            return self.publish(kind(self.turn, self.step, part, text))  # InvalidInput
+        if not limits.scalar_values(text):
+            limits.scalar_text(text, "text")  # InvalidInput, as the message would say
+        # every field checked as the message's own checks would (D31): the hot path
+        message = _TRUSTED_DELTAS[kind](self.turn, self.step, part, text)
+        parts = self._parts
+        if (
+            part < len(parts)
+            and type(parts[part]) is part_type
+            and self._size + len(text) <= CONTENT_SIZE
+        ):  # more of an existing part, within the limits: what check and fit would find
+            if text:
+                self._tails.setdefault(part, []).append(text)
+                self._size += len(text)
+            if self._sink is not None:
+                self._sink.on_output(message)
+            return part
+        return self._publish(message)
 
     def _call(self, id: object) -> int:
         """The part of tool call ``id`` (the marker's once the output was cut: its start may
@@ -314,8 +367,16 @@ class StepOutput:
         return f"StepOutput(turn={self.turn}, step={self.step}, {len(self._parts)} parts, {state})"
 
 
+_OUTPUT: Final = trusted(Output)
+_TRUSTED_DELTAS: Final[dict[type, Callable[[int, int, int, str], TextDelta | ReasoningDelta]]] = {
+    TextDelta: trusted(TextDelta),
+    ReasoningDelta: trusted(ReasoningDelta),
+}
+
+
 def _closed() -> StepOutput:
-    output = StepOutput(0, 0, clock=lambda: "")
+    output = StepOutput(1, 1, clock=lambda: 0.0)
+    output.turn = output.step = 0  # no step's
     output._closed = True
     return output
 
@@ -329,7 +390,7 @@ def with_output(records: tuple[HostRecord, ...], output: StepOutput) -> tuple[Ho
     and the host recorded no ``host/output`` of its own. A host whose own records leave no
     room for it in the report (``RECORD_SIZE`` of ``MAX_VALUE_SIZE``) keeps them: the
     output is left out, with a warning."""
-    if not output.parts or any(record.type == OUTPUT_RECORD for record in records):
+    if not output.said or any(record.type == OUTPUT_RECORD for record in records):
         return records
     if records_size(records) + RECORD_SIZE > limits.MAX_VALUE_SIZE:
         logger.warning(
@@ -354,7 +415,7 @@ class OutputFanout:
         self,
         report: Callable[[str, BaseException], None],
         *,
-        clock: Callable[[], str] = now,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self._report = report
         self.clock = clock

@@ -112,6 +112,17 @@ def test_r43_appending_to_an_earlier_part_of_its_type() -> None:
     assert apply_output(parts, TextDelta(1, 1, 0, "b")) == (TextPart("ab"), ReasoningPart("r"))
     assert apply_output(parts, ReasoningDelta(1, 1, 1, "")) == parts
     assert appended(ToolCallPart("c", "n"), "") == ToolCallPart("c", "n")
+    assert appended(ToolCallPart("c", "n", "{"), "}") == ToolCallPart("c", "n", "{}")
+
+
+def test_r43_a_fold_past_a_strings_limit_is_invalid_input() -> None:
+    """A watcher folding hostile deltas: a part never holds more than maxJsonSize."""
+    full = fold_output([TextDelta(1, 1, 0, "x" * limits.MAX_JSON_SIZE)])
+    with pytest.raises(InvalidInput, match="at most"):
+        apply_output(full, TextDelta(1, 1, 0, "y"))
+    call = (ToolCallPart("c", "n", "x" * limits.MAX_JSON_SIZE),)
+    with pytest.raises(InvalidInput, match="at most"):
+        apply_output(call, ToolCallDelta(1, 1, 0, "c", "y"))
 
 
 @pytest.mark.parametrize(

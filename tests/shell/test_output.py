@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,7 +35,7 @@ from inbox_core.output import (
     read_output,
 )
 from inbox_core.shell import AbortSignal, LoopAgent, MemoryLog, OutputClosed, Recorded, SqliteLog
-from inbox_core.shell.output import CLOSED, OutputFanout, StepOutput, now, with_output
+from inbox_core.shell.output import CLOSED, OutputFanout, StepOutput, rfc3339, with_output
 
 from .support import ScriptedHost, capture_loop_errors, check_invariants, msg, run_async, settle
 
@@ -447,7 +448,7 @@ async def test_r43_subscribers_get_messages_in_order_never_nested_and_failures_a
 def test_r43_a_sink_gets_each_step_end_with_its_final_parts() -> None:
     """What a store-side sink (stage 2) plugs into: messages, then the step's end."""
     reported: list[tuple[str, BaseException]] = []
-    fanout = OutputFanout(lambda text, error: reported.append((text, error)), clock=lambda: "T")
+    fanout = OutputFanout(lambda text, error: reported.append((text, error)), clock=lambda: 0.0)
     seen: list[Any] = []
 
     class Sink:
@@ -463,7 +464,7 @@ def test_r43_a_sink_gets_each_step_end_with_its_final_parts() -> None:
     out.close()
     out.close()  # once
     assert seen == ["text-delta", ("end", (TextPart("a"),))]
-    assert out.started_at == "T"
+    assert out.started_at == "1970-01-01T00:00:00.000Z"
     remove()
     fanout.open(2, 4).text("unseen")
     assert seen == ["text-delta", ("end", (TextPart("a"),))]
@@ -472,17 +473,20 @@ def test_r43_a_sink_gets_each_step_end_with_its_final_parts() -> None:
 
 
 def test_r43_with_output_and_the_times() -> None:
-    out = StepOutput(1, 1, clock=lambda: "2026-12-06T10:00:00.000Z")
+    out = StepOutput(1, 1, clock=lambda: 1796551200.25)
     assert with_output((), out) == ()
     out.text("hi")
     (record,) = with_output((), out)
     assert read_output(record) == Output(
-        (TextPart("hi"),), None, None, "2026-12-06T10:00:00.000Z", "2026-12-06T10:00:00.000Z"
+        (TextPart("hi"),), None, None, "2026-12-06T10:00:00.250Z", "2026-12-06T10:00:00.250Z"
     )
     own = (output_record(Output(())),)
     assert with_output(own, out) == own
     assert out.snapshot().parts == (TextPart("hi"),)
-    assert Output((), started_at=now()).started_at is not None  # RFC 3339 as Output reads it
+    assert Output((), started_at=rfc3339(time.time())).started_at  # RFC 3339 as Output reads it
+    with pytest.raises(InvalidInput, match="turn is an int >= 1"):
+        StepOutput(0, 1)
+    assert out.said
 
 
 @run_async
