@@ -15,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from inbox_core import Completed, Enter, Failed, InvalidInput, UserMessage, limits
 from inbox_core.commands import Decision, StepOutcome
@@ -32,6 +34,7 @@ from inbox_core.output import (
     Usage,
     fold_output,
     output_record,
+    output_size,
     read_output,
 )
 from inbox_core.shell import AbortSignal, LoopAgent, MemoryLog, OutputClosed, Recorded, SqliteLog
@@ -513,3 +516,54 @@ async def test_r43_publishing_costs_the_commit_path_nothing() -> None:
     await agent.when_idle()
     (output,) = _outputs(agent)
     assert output.parts[0].text.startswith("0 1 2 ")  # type: ignore[union-attr]
+
+
+# ------------------------------------------------------------------ property
+
+_IDS = ("a", "b", "c")
+_TEXTS = st.one_of(
+    st.text(max_size=4), st.integers(1, 3).map(lambda k: "x" * (k * 2**20 + 7)), st.just("\ud800")
+)
+_CALLS = st.one_of(
+    st.tuples(st.just("text"), _TEXTS, st.one_of(st.none(), st.integers(-1, 6))),
+    st.tuples(st.just("reasoning"), _TEXTS, st.one_of(st.none(), st.integers(0, 6))),
+    st.tuples(st.just("tool_call"), st.sampled_from(_IDS), st.text(max_size=3)),
+    st.tuples(st.just("tool_call_arguments"), st.sampled_from((*_IDS, "zz")), _TEXTS),
+    st.tuples(st.just("tool_call_end"), st.sampled_from((*_IDS, "zz"))),
+    st.tuples(st.just("tool_result"), st.sampled_from(_IDS), _TEXTS, st.booleans()),
+    st.tuples(st.just("publish"), st.integers(0, 6), _TEXTS),
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_CALLS, max_size=25))
+def test_r43_whatever_a_host_calls_watchers_fold_to_the_steps_output(calls: list[Any]) -> None:
+    """Any sequence of calls, valid or not: each returns a part index or raises InvalidInput
+    (changing nothing); the fold of what reached the subscriber is the step's parts, within
+    the limits, and its host/output reads back as them."""
+    delivered: list[OutputMessage] = []
+    fanout = OutputFanout(lambda text, error: None)
+    fanout.subscribe(delivered.append)
+    out = fanout.open(1, 1)
+    for name, *args in calls:
+        before = out.parts
+        try:
+            if name == "text":
+                index = out.text(args[0], part=args[1])
+            elif name == "reasoning":
+                index = out.reasoning(args[0], part=args[1])
+            elif name == "publish":
+                index = out.publish(TextDelta(1, 1, args[0], args[1]))
+            elif name == "tool_result":
+                index = out.tool_result(args[0], args[1], is_error=args[2])
+            else:
+                index = getattr(out, name)(*args)
+        except InvalidInput:
+            assert out.parts == before
+            continue
+        assert 0 <= index < max(len(out.parts), 1)
+    assert fold_output(delivered) == out.parts
+    assert len(out.parts) <= limits.MAX_OUTPUT_PARTS
+    assert output_size(out.parts) <= limits.MAX_OUTPUT_SIZE
+    if out.said:
+        assert read_output(out.record()).parts == out.parts  # type: ignore[union-attr]
