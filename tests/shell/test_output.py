@@ -40,7 +40,15 @@ from inbox_core.output import (
 from inbox_core.shell import AbortSignal, LoopAgent, MemoryLog, OutputClosed, Recorded, SqliteLog
 from inbox_core.shell.output import CLOSED, OutputFanout, StepOutput, rfc3339, with_output
 
-from .support import ScriptedHost, capture_loop_errors, check_invariants, msg, run_async, settle
+from .support import (
+    Call,
+    ScriptedHost,
+    capture_loop_errors,
+    check_invariants,
+    msg,
+    run_async,
+    settle,
+)
 
 
 def _outputs(agent: LoopAgent) -> list[Output]:
@@ -50,6 +58,20 @@ def _outputs(agent: LoopAgent) -> list[Output]:
 
 def _types(events: Sequence[DurableEvent]) -> list[str]:
     return [event.type for event in events]
+
+
+async def _step(host: ScriptedHost, agent: LoopAgent, text: str = "hi") -> Call:
+    """A followup's turn up to its running step 1: the pending run_step call."""
+    agent.followup(msg(text))
+    (await host.next("pre_step")).enter()
+    return await host.next("run_step")
+
+
+async def _finish(host: ScriptedHost, agent: LoopAgent, call: Call) -> None:
+    """The step completes, the turn stops, the agent is idle."""
+    call.answer(Completed())
+    (await host.next("turn_stopping")).answer()
+    await agent.when_idle()
 
 
 class Voice:
@@ -73,9 +95,7 @@ async def test_r43_a_host_that_publishes_gets_its_host_output_recorded() -> None
     agent = LoopAgent(host)
     voice = Voice()
     agent.subscribe_output(voice)
-    agent.followup(msg("weather?"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent, "weather?")
     out = call.signal.output
     assert isinstance(out, StepOutput)
     assert (out.turn, out.step) == (1, 1)
@@ -109,9 +129,7 @@ async def test_r43_a_host_that_publishes_gets_its_host_output_recorded() -> None
         "tool-call-delta",
     ]
     assert OUTPUT_RECORD not in _types(agent.log.read())  # nothing live reached the log
-    call.answer(Completed())
-    (await host.next("turn_stopping")).answer()
-    await agent.when_idle()
+    await _finish(host, agent, call)
     events = agent.log.read()
     at = _types(events).index(OUTPUT_RECORD)
     assert _types(events)[at : at + 2] == [OUTPUT_RECORD, "step/end"]
@@ -129,9 +147,7 @@ async def test_r43_a_host_that_publishes_gets_its_host_output_recorded() -> None
 async def test_r43_a_host_that_records_its_own_host_output_gets_no_second() -> None:
     host = ScriptedHost()
     agent = LoopAgent(host)
-    agent.followup(msg("hi"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent)
     call.signal.output.text("hello")
     own = call.signal.output.record(model="echo-1", usage=Usage(3, 1))
     call.answer(Recorded(Completed(), [HostRecord("host/mine", {"x": 1}), own]))
@@ -160,9 +176,7 @@ async def test_r43_a_failed_step_records_what_it_said() -> None:
     """The host published, then raised: the turn ends error, its host/output is in the log."""
     host = ScriptedHost()
     agent = LoopAgent(host)
-    agent.followup(msg("hi"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent)
     call.signal.output.text("half a")
     call.fail(RuntimeError("provider down"))
     await agent.when_idle()
@@ -235,9 +249,7 @@ async def test_r43_an_aborted_step_records_what_it_said_before_the_abort() -> No
     agent = LoopAgent(host)
     voice = Voice()
     agent.subscribe_output(voice)
-    agent.followup(msg("write an essay"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent, "write an essay")
     out = call.signal.output
     out.text("Once upon")
     agent.cancel()
@@ -261,9 +273,7 @@ async def test_r43_a_detached_agent_records_nothing_of_its_step() -> None:
     host = ScriptedHost()
     log = MemoryLog()
     agent = LoopAgent(host, log=log)
-    agent.followup(msg("hi"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent)
     call.signal.output.text("partial")
     detaching = asyncio.ensure_future(agent.detach())
     await settle()
@@ -281,9 +291,7 @@ async def test_r43_a_detached_agent_records_nothing_of_its_step() -> None:
 async def test_r43_an_invalid_message_is_invalid_input_and_the_step_goes_on() -> None:
     host = ScriptedHost()
     agent = LoopAgent(host)
-    agent.followup(msg("hi"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent)
     out = call.signal.output
     out.text("ok")
     bad: list[Any] = [
@@ -316,9 +324,7 @@ async def test_r43_an_invalid_message_is_invalid_input_and_the_step_goes_on() ->
     with pytest.raises(InvalidInput, match="started twice"):
         out.tool_call("c", "again")
     assert out.parts == (TextPart("ok"), ToolCallPart("c", "n"))
-    call.answer(Completed())
-    (await host.next("turn_stopping")).answer()
-    await agent.when_idle()
+    await _finish(host, agent, call)
     (output,) = _outputs(agent)
     assert output.parts == (TextPart("ok"), ToolCallPart("c", "n"))
     with pytest.raises(InvalidInput):
@@ -336,9 +342,7 @@ async def test_r43_output_past_the_limits_is_cut_with_a_marker_never_an_error(
         agent = LoopAgent(host, log=log)
         voice = Voice()
         agent.subscribe_output(voice)
-        agent.followup(msg("hi"))
-        (await host.next("pre_step")).enter()
-        call = await host.next("run_step")
+        call = await _step(host, agent)
         out = call.signal.output
         assert out.text("x" * (limits.MAX_JSON_SIZE + 10)) == 0  # more than a message holds
         assert out.parts[-1] == TextPart(MARKER)
@@ -347,9 +351,7 @@ async def test_r43_output_past_the_limits_is_cut_with_a_marker_never_an_error(
         assert out.reasoning("more") == 1
         assert out.publish(TextDelta(1, 1, 0, "more")) == 1
         assert len(out.parts) == 2
-        call.answer(Completed())
-        (await host.next("turn_stopping")).answer()
-        await agent.when_idle()
+        await _finish(host, agent, call)
         (output,) = _outputs(agent)
         assert output.parts[1] == TextPart(MARKER)
         assert len(output.parts[0].text) < limits.MAX_OUTPUT_SIZE  # type: ignore[union-attr]
@@ -361,15 +363,11 @@ async def test_r43_output_past_the_limits_is_cut_with_a_marker_never_an_error(
 async def test_r43_a_step_of_many_parts_is_cut_at_max_output_parts() -> None:
     host = ScriptedHost()
     agent = LoopAgent(host)
-    agent.followup(msg("hi"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent)
     out = call.signal.output
     for index in range(limits.MAX_OUTPUT_PARTS + 10):
         out.tool_result(f"c{index}", "r")
-    call.answer(Completed())
-    (await host.next("turn_stopping")).answer()
-    await agent.when_idle()
+    await _finish(host, agent, call)
     (output,) = _outputs(agent)
     assert len(output.parts) == limits.MAX_OUTPUT_PARTS
     assert output.parts[-1] == TextPart(MARKER)
@@ -383,9 +381,7 @@ async def test_r43_records_leaving_no_room_keep_their_place_without_the_output(
     warning), rather than make the report invalid."""
     host = ScriptedHost()
     agent = LoopAgent(host)
-    agent.followup(msg("hi"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent)
     call.signal.output.text("said")
     big = "x" * (limits.MAX_JSON_SIZE - 100)
     records = [HostRecord("host/a", big), HostRecord("host/b", big)]
@@ -427,9 +423,7 @@ async def test_r43_subscribers_get_messages_in_order_never_nested_and_failures_a
     agent.subscribe_output(a)
     agent.subscribe_output(broken)
     unsubscribe = agent.subscribe_output(b)
-    agent.followup(msg("hi"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent)
     out = call.signal.output
     out.text("one")
     assert first == ["one", " two"]
@@ -443,9 +437,7 @@ async def test_r43_subscribers_get_messages_in_order_never_nested_and_failures_a
     out.text(" three")
     assert second == ["one", " two"]
     assert out.parts == (TextPart("one two three"),)
-    call.answer(Completed())
-    (await host.next("turn_stopping")).answer()
-    await agent.when_idle()
+    await _finish(host, agent, call)
 
 
 def test_r43_a_sink_gets_each_step_end_with_its_final_parts() -> None:
@@ -505,9 +497,7 @@ async def test_r43_publishing_costs_the_commit_path_nothing() -> None:
 
     host = ScriptedHost()
     agent = LoopAgent(host, log=Counting())
-    agent.followup(msg("hi"))
-    (await host.next("pre_step")).enter()
-    call = await host.next("run_step")
+    call = await _step(host, agent)
     before = Counting.appends
     for index in range(10_000):
         call.signal.output.text(f"{index} ")
