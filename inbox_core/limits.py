@@ -68,6 +68,16 @@ MAX_AGENT_ID_LENGTH: Final = 256
 MAX_HOPS: Final = 16
 """Hops of one chain of sends between agents (R45): a post past it is ``HopLimit``. A count
 the stores keep with a post, not a field of any value here (so not in ``LIMITS``)."""
+MAX_OUTPUT_PARTS: Final = 1024
+"""Parts of one step's output (R43, ``inbox_core.output``): its ``host/output`` record and
+every snapshot of it. A publisher that would go past it is cut (a marker part, never an
+error)."""
+
+MAX_OUTPUT_SIZE: Final = 2**22
+"""Size of one step's output (R43): per part 64 and the characters of its strings (texts,
+ids, names, arguments, contents), so its ``host/output`` record, about 4 Mi characters at
+most, always fits a step's report beside the host's own records. A publisher that would go
+past it is cut (the text that fits, then a marker part, never an error)."""
 
 MAX_DOCUMENT_DEPTH: Final = MAX_DEPTH + 32
 """Nesting of a whole JSON document a reader parses (a stored event, a JSON Lines line, a
@@ -241,5 +251,7 @@ LIMITS: Final = {
     "maxDocumentSize": MAX_DOCUMENT_SIZE,
     "maxIdLength": MAX_ID_LENGTH,
     "maxAgentIdLength": MAX_AGENT_ID_LENGTH,
+    "maxOutputParts": MAX_OUTPUT_PARTS,
+    "maxOutputSize": MAX_OUTPUT_SIZE,
 }
 """The table specs/formats.md prints and the schemas read (camelCase, as in the formats)."""

@@ -42,6 +42,7 @@ from inbox_core import (  # noqa: E402
     codec,
     errors,
     limits,
+    output,
 )
 from inbox_core.events import HostRecord  # noqa: E402
 from inbox_core.values import AgentSource, GoalSource  # noqa: E402
@@ -100,9 +101,18 @@ HOME: dict[Wire, str] = {
     codec.HOST_RECORD: "durable-event",
     codec.NOTIFICATION: "notification",
     codec.COMMAND: "command",
+    output.PART: "output",
+    output.USAGE: "output",
 }
 """The file defining each shared definition; any other lives in the file that uses it."""
-ROOTS = {"message": codec.MESSAGE, "entry": codec.ENTRY, "command": codec.COMMAND}
+ROOTS = {
+    "message": codec.MESSAGE,
+    "entry": codec.ENTRY,
+    "command": codec.COMMAND,
+    "output": output.OUTPUT,
+    "output-message": output.MESSAGE,
+    "output-snapshot": output.SNAPSHOT,
+}
 """Files whose root schema is one table (the envelope files wrap theirs: see below)."""
 
 DESCRIPTIONS = {
@@ -170,6 +180,22 @@ DESCRIPTIONS = {
     "openTurn": "Where the turn the log leaves open (number lastTurn) stands: the last step "
     "started (0 before the first), whether it is open, whether a user/message may follow "
     "(admitting), the claim no decision answered yet, and its turn/abort's cause.",
+    "output": "The data of a 'host/output' record (R43): one step's reply as parts in order, "
+    "optionally the model, its token usage and the step's start and end (RFC 3339 date-times: "
+    "a value rule, InvalidInput). Limits: at most "
+    f"{limits.MAX_OUTPUT_PARTS} parts (maxOutputParts) of a size of at most "
+    f"{limits.MAX_OUTPUT_SIZE} (maxOutputSize: per part {output.PART_RESERVE} and the "
+    "characters of its strings); a publisher past them is cut with a marker part.",
+    "outputPart": "One part of a step's output: text the user reads, reasoning, a tool call "
+    "(its arguments' JSON text, never parsed) or a tool call's result as text.",
+    "usage": "Tokens a model call took.",
+    "output-message": "One live output message (R43), published while a step runs and never "
+    "logged: 'part' is the index of the part in the step's host/output it builds. A delta "
+    "opens part 'part' when it is the next index, else continues it; a tool call starts and a "
+    "tool result comes as the next part. Whether it fits the parts so far is the fold's rule "
+    "(InvalidInput), not the shape's.",
+    "output-snapshot": "The output of a running step so far (R43): the fold of its live "
+    "messages, what a watcher joining mid-step starts from.",
     "claim": "What the open turn's last boundary claimed, awaiting the pre-step decision (what "
     "a Resume would restore, R27).",
 }
@@ -528,6 +554,9 @@ SCHEMAS = {
         "notification", "Live notification", DESCRIPTIONS["notification"], codec.NOTIFICATION, {}
     ),
     "command": lambda: root_file("command", "Command"),
+    "output": lambda: root_file("output", "Output (host/output data)"),
+    "output-message": lambda: root_file("output-message", "Output message"),
+    "output-snapshot": lambda: root_file("output-snapshot", "Output snapshot"),
     "vector": vector_file,
     "checkpoint": checkpoint_file,
 }
@@ -569,6 +598,11 @@ LIMIT_DOCS: Final = {
     " kind or host record type",
     "maxAgentIdLength": "characters of an agent id (every store, the front door, an agent "
     "source; no NUL)",
+    "maxOutputParts": "parts of one step's output (R43): its `host/output` record and every"
+    " snapshot of it; a publisher going past it is cut with a marker part",
+    "maxOutputSize": "size of one step's output (R43): per part 64 plus the characters of its"
+    " strings (text, id, name, arguments, content); a publisher going past it keeps what fits"
+    " and ends with a marker part",
 }
 
 

@@ -24,7 +24,7 @@ if str(ROOT) not in sys.path:  # run as a script: make ``tools`` importable
     sys.path.insert(0, str(ROOT))
 
 from inbox_core.vectors import dump_vector, run_vector  # noqa: E402
-from tools import scenarios, scenarios_v3  # noqa: E402, F401  (register the scenarios)
+from tools import scenarios, scenarios_v3, scenarios_voice  # noqa: E402, F401  (register them)
 from tools.generated import sync_directory  # noqa: E402
 from tools.vectorkit import REGISTRY, Scenario, ScenarioError  # noqa: E402
 

@@ -31,6 +31,7 @@ from inbox_core.events import (
     TurnStarted,
 )
 from inbox_core.json_values import thaw_json
+from inbox_core.output import Output, TextPart, ToolCallPart, ToolResultPart, read_output
 from inbox_core.values import (
     AgentSource,
     Cause,
@@ -167,6 +168,20 @@ def describe_message(message: UserMessage) -> str:
     return f"{printable(message.id)} [{describe_source(message.source)}] {shown}"
 
 
+def describe_output(output: Output) -> str:
+    """A step's reply (R43) as ``"text…"``: its text, other parts as ``<reasoning>``,
+    ``<call name>``, ``<result>``."""
+    said = []
+    for part in output.parts:
+        if isinstance(part, TextPart):
+            said.append(part.text)
+        elif isinstance(part, ToolCallPart):
+            said.append(f"<call {part.name}>")
+        else:
+            said.append("<result>" if isinstance(part, ToolResultPart) else "<reasoning>")
+    return json.dumps(_shorten(" ".join(said)), ensure_ascii=False)
+
+
 def _entry_ids(entry: Entry) -> str:
     label = printable(entry.message.id) + (" (waking)" if entry.wakeup else "")
     if entry.contexts:
@@ -210,6 +225,9 @@ def describe_event(event: DurableEvent) -> str:
     if isinstance(event, TurnAborted):
         return f"turn {event.turn}: {describe_cause(event.cause)}"
     if isinstance(event, HostRecord):
+        output = read_output(event)
+        if output is not None:
+            return describe_output(output)
         return _shorten(json.dumps(thaw_json(event.data), ensure_ascii=False))
     assert isinstance(event, TurnEnded)
     return f"turn {event.turn}: {describe_reason(event.reason)}"

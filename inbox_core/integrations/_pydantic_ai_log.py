@@ -19,7 +19,7 @@ from pydantic_ai.messages import (
 )
 from pydantic_core import to_json, to_jsonable_python
 
-from inbox_core import limits
+from inbox_core import limits, output
 from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent, HostRecord
 from inbox_core.history import RecordsTranscript, TranscriptBlock, TurnTranscript
@@ -45,9 +45,9 @@ def describe(error: BaseException, limit: int = limits.MAX_JSON_SIZE) -> str:
     return limits.storable_text(f"{name}: {text}" if text else name, limit)
 
 
-RECORD_SIZE: Final = limits.MAX_JSON_SIZE - 2**10
+RECORD_SIZE: Final = (limits.MAX_VALUE_SIZE - output.RECORD_SIZE) // 2 - 2**10
 """The most a record's data may measure (``limits``): two records, a step's reply and its
-tool returns, fit one report (``MAX_VALUE_SIZE``)."""
+tool returns, fit one report (``MAX_VALUE_SIZE``) beside the step's ``host/output`` (R43)."""
 
 
 def stored(record_type: str, message: ModelMessage) -> tuple[HostRecord, ModelMessage]:

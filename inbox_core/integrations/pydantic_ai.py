@@ -12,9 +12,12 @@ its ``Agent`` graph:
   ``ModelRequest`` (a ``UserPromptPart`` per message, in the order the core
   admitted them, with the instructions), in the same append as the admissions.
 - ``run_step`` sends the history, streams the reply (``on_event`` sees each
-  stream event) and records it as a ``ModelResponse``; it runs the reply's tool
-  calls and records their returns as a ``ModelRequest``, answering
-  ``Continue()`` so the next step sends them. A reply without tool calls is
+  stream event; ``signal.output`` publishes its text, thinking and tool calls as
+  live output, R43) and records it as a ``ModelResponse``; it runs the reply's tool
+  calls (their returns published as tool results) and records their returns as a
+  ``ModelRequest``, answering ``Continue()`` so the next step sends them. Beside these
+  it records the step's ``host/output`` (with the reply's model and usage), which
+  ``restore`` passes over. A reply without tool calls is
   ``Completed()``, a length stop ``MaxTokens()``; failures are ``Failed(message,
   code)`` with one of the ``FAILURE_CODES`` and a storable message.
 - The abort signal stops the stream (or the tools) at once: what was streamed
@@ -91,6 +94,7 @@ from inbox_core.integrations._pydantic_ai_log import (
     stored,
     summarized,
 )
+from inbox_core.integrations._pydantic_ai_output import Speaker, output_record
 from inbox_core.json_values import JsonObject, thaw_json
 from inbox_core.shell.host import AbortSignal, Recorded, closing
 from inbox_core.shell.stores.checkpoints import LogHistory
@@ -387,27 +391,34 @@ class PydanticAIHost:
         if isinstance(reply.error, _ListenerFailed):
             raise reply.error.error
         said: list[tuple[str, ModelMessage]] = []
+
+        async def done(outcome: StepOutcome) -> Recorded[StepOutcome]:
+            """``outcome`` with the step's records: its messages, then its host/output."""
+            voice = output_record(signal.output, reply.response)
+            return await self._recorded(outcome, said, voice)
+
         if reply.response is not None:
             said.append((RESPONSE, reply.response))
         if reply.aborted:
-            return await self._recorded(Completed(), said)
+            return await done(Completed())
         if reply.error is not None:
-            return await self._recorded(_failed(describe(reply.error), MODEL_ERROR), said)
+            return await done(_failed(describe(reply.error), MODEL_ERROR))
         response = reply.response
         assert response is not None
         finish = response.finish_reason
         if finish == "length":
-            return await self._recorded(MaxTokens(), said)
+            return await done(MaxTokens())
         if finish == "content_filter":
             stopped = Failed("the provider's content filter stopped the reply", CONTENT_FILTER)
-            return await self._recorded(stopped, said)
+            return await done(stopped)
         if finish == "error":
             ended = Failed("the provider ended the reply with an error", MODEL_ERROR)
-            return await self._recorded(ended, said)
+            return await done(ended)
         calls = response.tool_calls
         if not calls or signal.aborted:
-            return await self._recorded(Completed(), said)
+            return await done(Completed())
         run = await self._run_tools(tools, calls, signal)
+        Speaker(signal.output).results(run.parts)  # R43: live, and in its host/output
         interrupted = run.aborted or run.failure is not None
         if run.parts or not interrupted:
             returns = ModelRequest(
@@ -418,7 +429,7 @@ class PydanticAIHost:
             )
             said.append((REQUEST, returns))
         outcome: StepOutcome = Completed() if run.aborted else run.failure or Continue()
-        return await self._recorded(outcome, said)
+        return await done(outcome)
 
     async def turn_stopping(self, turn: int, signal: AbortSignal) -> None:
         return None
@@ -466,11 +477,17 @@ class PydanticAIHost:
 
     # ------------------------------------------------------------ internals
 
-    async def _recorded(self, answer: T, said: Sequence[tuple[str, ModelMessage]]) -> Recorded[T]:
-        """``answer`` with the records of ``said``; the history takes them as recorded (so it
-        is exactly what ``restore`` would rebuild from the log). Each record is made in a
-        worker thread: serializing, fitting and reading back a reply of 10^5 parts takes
-        seconds of CPU, which must not stop the event loop (every agent of a worker)."""
+    async def _recorded(
+        self,
+        answer: T,
+        said: Sequence[tuple[str, ModelMessage]],
+        voice: HostRecord | None = None,
+    ) -> Recorded[T]:
+        """``answer`` with the records of ``said`` and then ``voice``, the step's
+        ``host/output`` (R43); the history takes them as recorded (so it is exactly what
+        ``restore`` would rebuild from the log). Each record is made in a worker thread:
+        serializing, fitting and reading back a reply of 10^5 parts takes seconds of CPU,
+        which must not stop the event loop (every agent of a worker)."""
         records: list[HostRecord] = []
         for record_type, message in said:
             record, kept = await asyncio.to_thread(stored, record_type, message)
@@ -479,7 +496,7 @@ class PydanticAIHost:
                 self._history = [kept]
             else:
                 self._history.append(kept)
-        return Recorded(answer, records)
+        return Recorded(answer, [*records, *([voice] if voice is not None else [])])
 
     async def _tool_manager(self, turn: int, step: int) -> ToolManager[Any]:
         """The turn's tool manager, prepared for ``step`` (tool retries count per turn)."""
@@ -515,8 +532,11 @@ class PydanticAIHost:
         ``request_stream`` raised ``NotImplementedError`` before streaming anything)."""
         streams: list[Any] = []
         parameters = ModelRequestParameters(function_tools=tool_defs)
+        speaker = Speaker(signal.output) if step is not None else None
 
         def show(event: ModelResponseStreamEvent) -> None:
+            if speaker is not None:
+                speaker.event(event)  # R43: the reply as it is made, to every watcher
             if self.on_event is not None and step is not None:
                 try:
                     self.on_event(*step, event)
@@ -543,7 +563,7 @@ class PydanticAIHost:
                 self.model, messages, model_settings=settings, model_request_parameters=parameters
             )
             self._streams = False  # the plain request works: go on without trying to stream
-            if self.on_event is not None and step is not None:  # as a stream would show it
+            if step is not None:  # as a stream would show it
                 for index, part in enumerate(response.parts):
                     show(PartStartEvent(index=index, part=part))
                     show(PartEndEvent(index=index, part=part))

@@ -24,7 +24,9 @@ from inbox_core.shell.agent import (
     Subscriber,
 )
 from inbox_core.shell.echo import EchoHost
+from inbox_core.shell.errors import OutputClosed
 from inbox_core.shell.host import AbortSignal, Host, Recorded, RestoringHost
+from inbox_core.shell.output import StepOutput
 from inbox_core.shell.stores.base import EventLog
 from inbox_core.shell.stores.errors import CorruptLog, IncompatibleLog, LogUnavailable
 from inbox_core.shell.stores.jsonl import from_json_lines, to_json_lines
@@ -65,6 +67,7 @@ __all__ = [
     "LoopAgent",
     "MemoryLog",
     "NotPostable",
+    "OutputClosed",
     "PostApplied",
     "PostOutcome",
     "PostPending",
@@ -75,6 +78,7 @@ __all__ = [
     "Receipt",
     "SqliteLog",
     "SqliteStore",
+    "StepOutput",
     "UnknownReceipt",
     "Subscriber",
     "InlineWriter",

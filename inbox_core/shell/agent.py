@@ -66,6 +66,7 @@ from inbox_core.shell.commit import CommitPath, Subscriber, needs_owner
 from inbox_core.shell.driver import Driver
 from inbox_core.shell.errors import AgentDetached, DriverStopped
 from inbox_core.shell.host import AbortSignal, Host, Recorded, run_job
+from inbox_core.shell.output import OutputFanout, OutputSubscriber
 from inbox_core.shell.serving import PostServer
 from inbox_core.shell.stores.base import EventLog
 from inbox_core.shell.stores.checkpoints import Keeper, LogHistory, Opened, open_log
@@ -211,7 +212,8 @@ class LoopAgent:
             log, writer, opened.fold.state(), subject=self, after_settle=self._after_settle
         )
         keeper = self._keeper = path.keeper = _keeper(log, writer, opened)
-        self._driver = Driver(host, path, self._maybe_release)
+        self._voice = OutputFanout(path.report_error)  # R43: live output, beside the path
+        self._driver = Driver(host, path, self._maybe_release, self._voice)
         restore = getattr(host, "restore", None)
         if restore is not None and getattr(host, "restore_tail", None) is None:
             restore(opened.events)  # a RestoringHost rebuilds its memory (SH11): all of it
@@ -634,6 +636,13 @@ class LoopAgent:
         if not callable(callback):
             raise InvalidInput(f"a subscriber must be callable, got {type(callback).__name__}")
         return self._path.subscribe(callback)
+
+    def subscribe_output(self, callback: OutputSubscriber) -> Callable[[], None]:
+        """Receive each live output message of this agent's steps as it is published (R43),
+        in publish order; never logged, not replayed. Returns the (idempotent) unsubscribe;
+        ``InvalidInput`` for a callback that is not callable. What it raises is reported to
+        the loop's exception handler; the host goes on."""
+        return self._voice.subscribe(callback)
 
     def __repr__(self) -> str:
         state = self._path.head

@@ -29,6 +29,7 @@ from inbox_core.shell.host import (
     describe_failure,
     unwrap,
 )
+from inbox_core.shell.output import CLOSED, OutputFanout, StepOutput, with_output
 from inbox_core.state import AgentState, Awaiting, AwaitPreStep, AwaitStep, Transition
 
 __all__ = ["Driver", "DriverPath"]
@@ -86,14 +87,23 @@ def _driver_cancelled() -> bool:
 
 class Driver:
     """The task that asks ``host`` what the core awaits; ``release_if_done`` is called when a
-    detached agent's last hook returned (the agent may then give its log back)."""
+    detached agent's last hook returned (the agent may then give its log back); ``voice``
+    opens each step's ``StepOutput`` (R43)."""
 
-    __slots__ = ("_host", "_path", "_release_if_done", "_task")
+    __slots__ = ("_host", "_output", "_path", "_release_if_done", "_task", "_voice")
 
-    def __init__(self, host: Host, path: DriverPath, release_if_done: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        host: Host,
+        path: DriverPath,
+        release_if_done: Callable[[], None],
+        voice: OutputFanout,
+    ) -> None:
         self._host = host
         self._path = path
         self._release_if_done = release_if_done
+        self._voice = voice
+        self._output: StepOutput | None = None  # the last step's (a hook's raise is its)
         self._task: asyncio.Task[None] | None = None
 
     def live(self) -> asyncio.Task[None] | None:
@@ -193,16 +203,28 @@ class Driver:
             step_awaited = awaiting
             if signal.aborted:
                 return self._submit(awaiting.answer(Completed()))
-            outcome = (
-                await self._invoke(lambda: host.run_step(turn, step_awaited.step, signal))
-                if raised is None
-                else raised
-            )
+            if raised is None:
+                output = self._output = self._voice.open(turn, awaiting.step)
+                signal.hand(output)  # R43: the host publishes there while the step runs
+                try:
+                    outcome = await self._invoke(
+                        lambda: host.run_step(turn, step_awaited.step, signal)
+                    )
+                finally:
+                    signal.hand(None)
+                    output.close()
+            else:  # what the hook said before it raised is the step's
+                last = self._output
+                same = last is not None and (last.turn, last.step) == (turn, awaiting.step)
+                output = last if last is not None and same else CLOSED
+                outcome = raised
             return self._submit_result(
                 awaiting,
                 outcome,
-                awaiting.answer,
-                lambda message, code: step_awaited.answer(Failed(message, code)),
+                lambda value, records: step_awaited.answer(value, with_output(records, output)),
+                lambda message, code: step_awaited.answer(
+                    Failed(message, code), with_output((), output)
+                ),
             )
         records: tuple[HostRecord, ...] = ()
         if not signal.aborted:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from inbox_core.errors import InboxCoreError
 
-__all__ = ["AgentDetached", "DriverStopped"]
+__all__ = ["AgentDetached", "DriverStopped", "OutputClosed"]
 
 
 class DriverStopped(RuntimeError):
@@ -25,4 +25,11 @@ class AgentDetached(InboxCoreError):
 
     Nothing was changed or written. The log is the agent now: build a new
     ``LoopAgent`` over it (here or in another process) to go on.
+    """
+
+
+class OutputClosed(InboxCoreError):
+    """Output published for a step that is not running (R43): the step ended, its turn was
+    aborted, or no step runs (``signal.output`` outside ``run_step``). Nothing changed; the
+    step, if any, goes on.
     """

@@ -13,6 +13,7 @@ from inbox_core import limits
 from inbox_core.commands import Decision, StepOutcome
 from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent, HostRecord
+from inbox_core.shell.output import CLOSED, StepOutput
 from inbox_core.values import Cause, UserMessage
 
 __all__ = [
@@ -181,12 +182,17 @@ class AbortSignal:
     Cancellation is cooperative: the shell never cancels a host coroutine.
     A hook that sees the signal should wind down and return (any value; the
     core ignores a report's content for an aborted turn, D6).
+
+    ``output`` is where the running step's host publishes what it says (R43): the
+    step's ``StepOutput`` while ``run_step`` runs, a closed one at any other time
+    (publishing raises ``OutputClosed``); tripping the signal closes it.
     """
 
-    __slots__ = ("_cause", "_waiters", "turn")
+    __slots__ = ("_cause", "_output", "_waiters", "turn")
 
     def __init__(self, turn: int | None) -> None:
         self.turn = turn
+        self._output: StepOutput = CLOSED
         self._cause: Cause | None = None
         # one future per waiting call, in the loop that awaits it (an asyncio.Event
         # would bind itself to the first loop that waits on it)
@@ -207,10 +213,21 @@ class AbortSignal:
         assert self._cause is not None
         return self._cause
 
+    @property
+    def output(self) -> StepOutput:
+        """The running step's publisher (R43); closed while no step runs."""
+        return self._output
+
+    def hand(self, output: StepOutput | None) -> None:
+        """Shell-internal: ``output`` is the running step's (None: no step runs)."""
+        self._output = CLOSED if output is None else output
+
     def trip(self, cause: Cause) -> None:
-        """Shell-internal: mark aborted with ``cause`` (first cause wins)."""
+        """Shell-internal: mark aborted with ``cause`` (first cause wins); the running step's
+        output closes (what it said is kept, R43)."""
         if self._cause is None:
             self._cause = cause
+            self._output.close()
             waiters, self._waiters = self._waiters, []
             for waiter in waiters:
                 wake(waiter)

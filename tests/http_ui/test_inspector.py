@@ -399,8 +399,9 @@ def test_r40_r30_r18_host_records_collapsed_as_json_and_every_end_reason(
     first = turn(page, 1)
     expect(first).to_contain_text("completed")
     record = first.get_by_text("host/reply", exact=True)
-    reply = first.locator("details pre")
+    reply = first.locator("details").filter(has=page.get_by_text("host/reply")).locator("pre")
     expect(reply).to_be_hidden()  # collapsed
+    expect(first.get_by_text("host/output", exact=True)).to_be_visible()  # the echo's (R43)
     record.click()
     expect(reply).to_contain_text('"text": "echo: hi"')
     send(page, "fail", "Follow up")

@@ -50,6 +50,7 @@ from inbox_core.integrations.pydantic_ai import (
     PydanticAIHost,
     model_messages,
 )
+from inbox_core.output import OUTPUT_RECORD
 from inbox_core.shell import LoopAgent, MemoryLog
 from tests.shell.support import (
     Recorder,
@@ -129,6 +130,7 @@ async def test_r16_r30_a_streamed_reply_is_one_request_recorded_with_the_step() 
         "step/start",
         "user/message",
         RESPONSE,  # the reply, in the same append as step/end
+        OUTPUT_RECORD,  # beside it, the step's host/output (R43)
         "step/end",
         "turn/end",
     ]
@@ -228,7 +230,14 @@ async def test_r16_a_tool_call_continues_and_its_result_feeds_the_second_step() 
     }
     assert steps_of(agent) == [(1, 1), (1, 2)]
     assert turn_ends(agent) == [(1, COMPLETED)]
-    assert record_types(agent) == [REQUEST, RESPONSE, REQUEST, RESPONSE]
+    assert record_types(agent) == [
+        REQUEST,
+        RESPONSE,
+        REQUEST,
+        OUTPUT_RECORD,
+        RESPONSE,
+        OUTPUT_RECORD,
+    ]
     assert_history_is_the_log(host, agent)
 
 
@@ -486,7 +495,7 @@ async def test_r23_cancel_during_tool_execution_cancels_the_tools() -> None:
     await agent.when_idle()
     assert cancelled == [True]
     assert turn_ends(agent) == [(1, ABORTED)]
-    assert record_types(agent) == [REQUEST, RESPONSE]
+    assert record_types(agent) == [REQUEST, RESPONSE, OUTPUT_RECORD]  # what it said (R43)
     agent.followup(msg("again"))  # the queued "next" is claimed first, by turn 2 (R14)
     await agent.when_idle()
     interrupted = "The tool call was interrupted before a result was produced."
@@ -555,7 +564,7 @@ async def test_r16_r18_finish_reasons_length_and_content_filter() -> None:
         assert end["kind"] == expected["kind"]
         if reason == "content_filter":
             assert end["error"]["code"] == CONTENT_FILTER
-        assert record_types(agent) == [REQUEST, RESPONSE]
+        assert record_types(agent) == [REQUEST, RESPONSE, OUTPUT_RECORD]
 
 
 @run_async

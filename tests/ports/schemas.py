@@ -26,6 +26,9 @@ NAMES = (
     "command",
     "vector",
     "checkpoint",
+    "output",
+    "output-message",
+    "output-snapshot",
 )
 
 

@@ -523,6 +523,7 @@ def test_demo_runs_the_scripted_session(capsys: Capture, tmp_path: Path) -> None
         "turn/end               turn 7: interrupted",
         "turn/end               turn 8: completed",
         "  ~     agent/disposed",
+        'host/output            "echo: What is the weather in Paris?"',  # R43
     ]:
         assert line in out, line
     assert "#0    agent/inbox/spliced" in out
@@ -530,6 +531,31 @@ def test_demo_runs_the_scripted_session(capsys: Capture, tmp_path: Path) -> None
     code, replayed, _ = run(capsys, "replay", str(tmp_path / "demo.db"))
     assert code == 0
     assert "last turn: 8" in replayed
+
+
+def test_r43_a_host_output_is_shown_as_what_was_said() -> None:
+    """A step's reply in a timeline line: its text, other parts by kind, shortened; a
+    host/output record of another form is shown as its JSON, like any record."""
+    from inbox_core.cli.render import describe_event
+    from inbox_core.events import HostRecord
+    from inbox_core.output import (
+        Output,
+        ReasoningPart,
+        TextPart,
+        ToolCallPart,
+        ToolResultPart,
+        output_record,
+    )
+
+    parts = [
+        ReasoningPart("hm"),
+        ToolCallPart("c", "weather", "{}"),
+        ToolResultPart("c", "sunny"),
+        TextPart("It is\nsunny."),
+    ]
+    shown = describe_event(output_record(Output(parts)))
+    assert shown == '"<reasoning> <call weather> <result> It is sunny."'
+    assert describe_event(HostRecord("host/output", {"text": "x"})) == '{"text": "x"}'
 
 
 def test_demo_output_is_deterministic(capsys: Capture, tmp_path: Path) -> None:

@@ -56,7 +56,8 @@ async def test_R14_waking_send_while_idle_opens_turn_inside_the_command() -> Non
 
 @run_async
 async def test_R16_echo_host_runs_a_followup_to_completion() -> None:
-    """R16: turn/start, claim, step/start, user/message, step/end, turn/end completed."""
+    """R16, R43: turn/start, claim, step/start, user/message, the echo's host/output,
+    step/end, turn/end completed."""
     host = EchoHost()
     agent = LoopAgent(host)
     m = msg("ping")
@@ -68,11 +69,13 @@ async def test_R16_echo_host_runs_a_followup_to_completion() -> None:
         "agent/inbox/spliced",
         "step/start",
         "user/message",
+        "host/output",
         "step/end",
         "turn/end",
     ]
     assert turn_ends(agent) == [(1, {"kind": "completed"})]
     assert host.admitted == [m]
+    assert log_json(agent)[5]["data"]["parts"] == [{"type": "text", "text": "echo: ping"}]
     assert host.calls == [("pre_step", 1, 1), ("run_step", 1, 1), ("turn_stopping", 1, 0)]
     check_invariants(agent)
 

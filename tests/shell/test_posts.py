@@ -402,7 +402,7 @@ def test_r36_watch_follows_an_agent_live_without_owning_it_and_across_a_takeover
         total = len(second.log.read())
         await until(lambda: len(seen) == total, what="the watcher to see the second turn")
         assert [seq for seq, _ in seen] == list(range(total))
-        assert [t for _, t in seen] == [type(e).type for e in second.log.read()]
+        assert [t for _, t in seen] == [e.type for e in second.log.read()]
         later: list[int] = []
         async for seq, _ in store.watch(agent, since=total - 2):
             later.append(seq)

@@ -31,6 +31,10 @@ export const MAX_DOCUMENT_SIZE = JSON_BYTES_PER_UNIT * MAX_VALUE_SIZE + 2 ** 16;
 export const MAX_ID_LENGTH = 1024;
 /** Characters of an agent id. */
 export const MAX_AGENT_ID_LENGTH = 256;
+/** Parts of one step's output (R43; the output forms are the reference's, not this port's). */
+export const MAX_OUTPUT_PARTS = 1024;
+/** Size of one step's output: per part 64 and the characters of its strings (R43). */
+export const MAX_OUTPUT_SIZE = 2 ** 22;
 
 /** The table of formats.md §1, camelCase, as the reference's `limits.LIMITS`. */
 export const LIMITS = {
@@ -43,6 +47,8 @@ export const LIMITS = {
   maxDocumentSize: MAX_DOCUMENT_SIZE,
   maxIdLength: MAX_ID_LENGTH,
   maxAgentIdLength: MAX_AGENT_ID_LENGTH,
+  maxOutputParts: MAX_OUTPUT_PARTS,
+  maxOutputSize: MAX_OUTPUT_SIZE,
 } as const;
 
 type ErrorClass = new (message: string) => InboxCoreError;
