@@ -24,10 +24,11 @@ class Reply:
     """One scripted HTTP reply: ``events`` (SSE ``(name, data)``) or ``raw`` bytes, sent
     ``delay`` seconds apart; ``status`` and ``body`` for an error reply.
 
-    ``hold``: after the first event the stream waits for ``Provider.release()``
+    ``hold``: after the first delta event the stream waits for ``Provider.release()``
     (``Provider.streaming`` is set then), so a test acts mid-stream without timing.
     ``forever``: after its events the stream never ends; ``stubborn``: and it ignores
-    its cancellation (a provider that ignores its abort)."""
+    its first cancellation (a provider that ignores its abort; the next one, the event
+    loop's at its end, ends it)."""
 
     events: Sequence[tuple[str, dict[str, Any]]] = ()
     raw: bytes | None = None
@@ -68,22 +69,26 @@ class Provider:
 
     async def _body(self, reply: Reply) -> AsyncIterator[bytes]:
         chunks = [reply.raw] if reply.raw is not None else [sse(*e) for e in reply.events]
+        deltas = [i for i, (name, _) in enumerate(reply.events) if name.endswith("delta")]
+        held = deltas[0] if reply.hold and deltas else 0
         try:
             for index, chunk in enumerate(chunks):
                 if reply.delay:
                     await asyncio.sleep(reply.delay)
                 yield chunk
-                if reply.hold and index == 0:
+                if reply.hold and index == held:
                     self._release.clear()
                     self.streaming.set()
                     await self._release.wait()
+            ignored = 0
             while reply.forever:
                 try:
                     await asyncio.sleep(3600)
                 except asyncio.CancelledError:
-                    self.cancelled += 1
-                    if not reply.stubborn:
+                    if not reply.stubborn or ignored:
                         raise
+                    ignored += 1
+                    self.cancelled += 1
         except asyncio.CancelledError:
             self.cancelled += 1
             raise
@@ -222,13 +227,22 @@ def responses_events(
                 "content": [{"type": "output_text", "text": text, "annotations": []}],
             }
             events.append(
-                ("response.output_item.added", {**where, "item": {**whole, "content": [], "status": "in_progress"}})
+                (
+                    "response.output_item.added",
+                    {**where, "item": {**whole, "content": [], "status": "in_progress"}},
+                )
             )
             for chunk in item[1]:
                 events.append(
                     (
                         "response.output_text.delta",
-                        {**where, "item_id": f"msg_{index}", "content_index": 0, "delta": chunk, "logprobs": []},
+                        {
+                            **where,
+                            "item_id": f"msg_{index}",
+                            "content_index": 0,
+                            "delta": chunk,
+                            "logprobs": [],
+                        },
                     )
                 )
         elif item[0] == "reasoning":
@@ -237,7 +251,9 @@ def responses_events(
                 "type": "reasoning",
                 "summary": [{"type": "summary_text", "text": "".join(item[1])}],
             }
-            events.append(("response.output_item.added", {**where, "item": {**whole, "summary": []}}))
+            events.append(
+                ("response.output_item.added", {**where, "item": {**whole, "summary": []}})
+            )
             for chunk in item[1]:
                 events.append(
                     (
@@ -255,10 +271,15 @@ def responses_events(
                 "arguments": "".join(chunks),
                 "status": "completed",
             }
-            events.append(("response.output_item.added", {**where, "item": {**whole, "arguments": ""}}))
+            events.append(
+                ("response.output_item.added", {**where, "item": {**whole, "arguments": ""}})
+            )
             for chunk in chunks:
                 events.append(
-                    ("response.function_call_arguments.delta", {**where, "item_id": f"fc_{index}", "delta": chunk})
+                    (
+                        "response.function_call_arguments.delta",
+                        {**where, "item_id": f"fc_{index}", "delta": chunk},
+                    )
                 )
         events.append(("response.output_item.done", {**where, "item": whole}))
         done.append(whole)
@@ -274,10 +295,72 @@ def responses_events(
         events.append(("response.incomplete", {"response": end}))
     elif status is not None:
         events.append(("response.completed", {"response": _response(status, done, usage=spent)}))
-    return [(name, {"type": name, "sequence_number": n, **data}) for n, (name, data) in enumerate(events)]
+    return [
+        (name, {"type": name, "sequence_number": n, **data})
+        for n, (name, data) in enumerate(events)
+    ]
 
 
 def responses_reply(*items: Block, **options: Any) -> Reply:
     keys = ("status", "incomplete", "usage")
     events = responses_events(*items, **{k: v for k, v in options.items() if k in keys})
     return Reply(events, **{k: v for k, v in options.items() if k not in keys})
+
+
+# ---------------------------------------------------------------- reading what a host did
+
+
+def ends(events: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """Each turn's end: ``(turn, kind)``, with ``code`` for an error."""
+    from inbox_core import TurnEnded
+
+    shown = []
+    for event in events:
+        if isinstance(event, TurnEnded):
+            reason = event.reason
+            code = (getattr(reason, "code", None),) if reason.kind == "error" else ()
+            shown.append((event.turn, reason.kind, *code))
+    return shown
+
+
+def records(events: Sequence[Any], prefix: str = "host/") -> list[str]:
+    from inbox_core import HostRecord
+
+    return [e.type for e in events if isinstance(e, HostRecord) and e.type.startswith(prefix)]
+
+
+def outputs(events: Sequence[Any]) -> list[Any]:
+    """The ``Output`` of each ``host/output`` record, in log order."""
+    from inbox_core.output import read_output
+
+    found = [read_output(event) for event in events]
+    return [output for output in found if output is not None]
+
+
+def said(output: Any) -> list[tuple[Any, ...]]:
+    """An output's parts compactly: ``("text", t)``, ``("call", id, name, arguments)``, ..."""
+    shown: list[tuple[Any, ...]] = []
+    for part in output.parts:
+        if part.type in ("text", "reasoning"):
+            shown.append((part.type, part.text))
+        elif part.type == "tool-call":
+            shown.append(("call", part.id, part.name, part.arguments))
+        else:
+            shown.append(("result", part.id, part.content, part.is_error))
+    return shown
+
+
+class Heard:
+    """An agent's live output (``subscribe_output``), folded per step."""
+
+    def __init__(self, agent: Any) -> None:
+        self.messages: list[Any] = []
+        agent.subscribe_output(self.messages.append)
+
+    def steps(self) -> dict[tuple[int, int], Any]:
+        from inbox_core.output import fold_output
+
+        keys = sorted({(m.turn, m.step) for m in self.messages})
+        return {
+            key: fold_output(m for m in self.messages if (m.turn, m.step) == key) for key in keys
+        }
