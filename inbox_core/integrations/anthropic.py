@@ -83,6 +83,8 @@ CONTINUES: Final = frozenset({"tool_use", "pause_turn"})
 COMPLETES: Final = frozenset({"end_turn", "stop_sequence"})
 CUT: Final = frozenset({"max_tokens", "model_context_window_exceeded"})
 
+MAX_BLOCKS: Final = 1024
+"""The most content blocks a tool result is sent as; a longer list goes as its JSON text."""
 AnyTool = BetaFunctionTool[Any] | BetaAsyncFunctionTool[Any]
 
 
@@ -227,7 +229,7 @@ class AnthropicHost:
         if signal.aborted or not messages:
             return decision
         blocks = [self.user_block(block) for message in messages for block in message.content]
-        record = self._take(MESSAGE, {"role": "user", "content": blocks})
+        record = await self._take(MESSAGE, {"role": "user", "content": blocks})
         return Recorded(decision, [record])
 
     async def run_step(
@@ -246,7 +248,7 @@ class AnthropicHost:
         reply = stream.reply()
         records: list[HostRecord] = []
         if reply["content"] or stream.ended:
-            records.append(self._take(MESSAGE, reply))
+            records.append(await self._take(MESSAGE, reply))
         outcome = self._ending(settled, stream, reply)
         uses = [b for b in reply["content"] if b.get("type") == "tool_use"]
         if outcome is None and reply.get("stop_reason") == "pause_turn":
@@ -424,7 +426,7 @@ class AnthropicHost:
         )
         if results:
             content = [results[index] for index in sorted(results)]
-            records.append(self._take(MESSAGE, {"role": "user", "content": content}))
+            records.append(await self._take(MESSAGE, {"role": "user", "content": content}))
         if settled.aborted:
             return Completed()
         if settled.timed_out:
@@ -463,10 +465,11 @@ class AnthropicHost:
 
     # ------------------------------------------------------------- internals
 
-    def _take(self, record_type: str, message: dict[str, Any]) -> HostRecord:
+    async def _take(self, record_type: str, message: dict[str, Any]) -> HostRecord:
         """Record ``message``; the conversation takes it as recorded (so it is what ``restore``
-        would rebuild from the log)."""
-        record, kept = log.make(record_type, message)
+        would rebuild from the log). Made in a worker thread: fitting a reply of 10^5 blocks
+        takes seconds of CPU, which must not stop the event loop (every agent of a worker)."""
+        record, kept = await asyncio.to_thread(log.make, record_type, message)
         self._messages = [kept] if record_type == SUMMARY else [*self._messages, kept]
         return record
 
@@ -498,7 +501,7 @@ class AnthropicHost:
         if not text:
             raise RuntimeError("the model returned no summary text")
         summary = {"role": "user", "content": [{"type": "text", "text": log.SUMMARY_HEADER + text}]}
-        return Recorded(None, [self._take(SUMMARY, summary)])
+        return Recorded(None, [await self._take(SUMMARY, summary)])
 
     def __repr__(self) -> str:
         return f"AnthropicHost(model={self.model!r}, messages={len(self._messages)})"

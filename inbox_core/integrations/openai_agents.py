@@ -287,8 +287,7 @@ class OpenAIAgentsHost:
         if tripped is not None:
             self._blocked = tripped
             extra["tripped"] = tripped.message
-        record, entry = log.make(INPUT, self.agent.name, items, **extra)
-        self._take_entry(entry)
+        record, _ = await self._record(INPUT, self.agent.name, items, **extra)
         return Recorded(decision, [record])
 
     async def run_step(
@@ -314,12 +313,10 @@ class OpenAIAgentsHost:
         if items:
             state = "complete" if whole else "interrupted"
             response_id = getattr(stream.response, "id", None)
-            record, entry = log.make(
+            record, items = await self._record(
                 RESPONSE, agent.name, items, state=state, responseId=response_id
             )
             records.append(record)
-            self._take_entry(entry)
-            items = entry.items
         outcome = self._ending(settled, stream)
         if outcome is None:
             outcome = await self._answer(agent, items, turn, signal, voice, records)
@@ -484,9 +481,8 @@ class OpenAIAgentsHost:
             extra: dict[str, Any] = {"state": "interrupted" if interrupted else "complete"}
             if run.handed_to is not None:
                 extra["handoff"] = {"from": agent.name}
-            record, entry = log.make(TOOLS, next_agent.name, run.outputs, **extra)
+            record, _ = await self._record(TOOLS, next_agent.name, run.outputs, **extra)
             records.append(record)
-            self._take_entry(entry)
         if settled.aborted:
             return Completed()
         if settled.timed_out:
@@ -582,6 +578,16 @@ class OpenAIAgentsHost:
         self._retries = (turn, count)
         return count <= self.tool_retries
 
+    async def _record(
+        self, record_type: str, agent: str, items: list[dict[str, Any]], **extra: Any
+    ) -> tuple[HostRecord, list[dict[str, Any]]]:
+        """Record ``items``; the conversation takes them as recorded (so it is what ``restore``
+        would rebuild). Made in a worker thread: fitting a reply of 10^5 items takes seconds
+        of CPU, which must not stop the event loop (every agent of a worker)."""
+        record, entry = await asyncio.to_thread(log.make, record_type, agent, items, **extra)
+        self._take_entry(entry)
+        return record, entry.items
+
     def _take_entry(self, entry: log.Entry) -> None:
         conversation = log.Conversation(self._items, self.agent.name)
         conversation.take(entry)
@@ -647,8 +653,7 @@ class OpenAIAgentsHost:
         if stream.error is not None or stream.incomplete is not None or not text:
             raise RuntimeError(stream.error or "the model returned no summary text")
         summary = {"role": "user", "content": log.SUMMARY_HEADER + text}
-        record, entry = log.make(SUMMARY, agent.name, [summary], summarized=len(self._items))
-        self._take_entry(entry)
+        record, _ = await self._record(SUMMARY, agent.name, [summary], summarized=len(self._items))
         return Recorded(None, [record])
 
     def __repr__(self) -> str:

@@ -10,13 +10,32 @@ Import this only after ``pytest.importorskip`` of the SDK a test uses.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections import deque
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx2
+
+T = TypeVar("T")
+BOUND = 120.0
+"""A hang guard, not a measure: an SDK's first request builds its types (seconds of CPU on a
+loaded machine), which ``tests.shell.support.run_async``'s bound does not allow for."""
+
+
+def run_async(fn: Callable[..., Coroutine[Any, Any, T]]) -> Callable[..., T]:
+    """Run an async test body with ``asyncio.run``, failing (not stalling) on a hang."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: Any, **kwargs: Any) -> T:
+        async def main() -> T:
+            return await asyncio.wait_for(fn(*args, **kwargs), BOUND)
+
+        return asyncio.run(main())
+
+    return wrapper
 
 
 @dataclass

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import asyncio
 import threading
-import time
 from typing import Any
 
 import pytest
@@ -19,9 +18,19 @@ from inbox_core.integrations._model_host import RECORD_BUDGET
 from inbox_core.integrations.anthropic import MESSAGE, AnthropicHost
 from inbox_core.json_values import json_size, thaw_json
 from inbox_core.shell import LoopAgent
-from tests.shell.support import msg, run_async
+from tests.shell.support import msg
 
-from .providers import Provider, Reply, anthropic_reply, ends, outputs, said, text, tool_use
+from .providers import (
+    Provider,
+    Reply,
+    anthropic_reply,
+    ends,
+    outputs,
+    run_async,
+    said,
+    text,
+    tool_use,
+)
 
 
 def make(provider: Provider, **options: Any) -> AnthropicHost:
@@ -111,9 +120,7 @@ async def test_r46_a_provider_that_never_ends_times_out_and_one_ignoring_its_abo
                 stubborn=stubborn,
             )
         )
-        started = time.monotonic()
         agent = await one_turn(make(provider, timeout=0.3, grace=0.3))
-        assert time.monotonic() - started < 5
         ended = reason(agent)
         assert (ended.kind, ended.code) == ("error", "model-timeout")
         assert [said(o) for o in outputs(agent.log.read())] == [[("text", "Thinking about it")]]

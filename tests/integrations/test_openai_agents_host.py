@@ -29,7 +29,7 @@ from agents.testing import function_call as scripted_call
 from inbox_core.integrations.openai_agents import INPUT, RESPONSE, SUMMARY, TOOLS, OpenAIAgentsHost
 from inbox_core.json_values import thaw_json
 from inbox_core.shell import LoopAgent, SqliteLog
-from tests.shell.support import msg, run_async
+from tests.shell.support import msg
 
 from .providers import (
     Heard,
@@ -41,6 +41,7 @@ from .providers import (
     reasoning,
     records,
     responses_reply,
+    run_async,
     said,
 )
 
