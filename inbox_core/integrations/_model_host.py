@@ -40,6 +40,7 @@ __all__ = [
     "MODEL_ERROR",
     "MODEL_TIMEOUT",
     "RECORD_BUDGET",
+    "REPLY_LIMIT",
     "TOOL_DEFERRED",
     "TOOL_ERROR",
     "TOOL_RETRIES",
@@ -174,6 +175,9 @@ class Progress:
         return None if self.idle is None else self.last + self.idle - time.monotonic()
 
 
+REPLY_LIMIT: Final = 2**25
+"""Characters a reply may stream before the host stops it (``model-error``): a provider that
+streams without end costs one turn, not the process's memory."""
 GRACE: Final = 5.0
 """Seconds stopped work gets to end after it is cancelled, before it is abandoned."""
 _abandoned: set[asyncio.Task[Any]] = set()  # strong references: a task may not vanish mid-run

@@ -53,6 +53,7 @@ from inbox_core.integrations._model_host import (
     GRACE,
     MODEL_ERROR,
     MODEL_TIMEOUT,
+    REPLY_LIMIT,
     TOOL_ERROR,
     TOOL_RETRIES,
     TOOL_TIMEOUT,
@@ -77,8 +78,6 @@ SUMMARY_PROMPT: Final = (
     "and decisions established, tool results that still matter, and what is still open. "
     "Reply with the summary only."
 )
-REPLY_LIMIT: Final = 2**25
-"""Characters a reply may stream before the host stops it (``model-error``)."""
 CONTINUES: Final = frozenset({"tool_use", "pause_turn"})
 COMPLETES: Final = frozenset({"end_turn", "stop_sequence"})
 CUT: Final = frozenset({"max_tokens", "model_context_window_exceeded"})

@@ -39,14 +39,11 @@ import logging
 from collections.abc import Sequence
 from typing import Any, Final, TypeVar
 
-from agents import Agent, Handoff, ItemHelpers, RunContextWrapper, handoff
+from agents import Agent, Handoff, RunContextWrapper, handoff
 from agents.agent_output import AgentOutputSchema, AgentOutputSchemaBase
 from agents.models.interface import Model, ModelProvider, ModelTracing
 from agents.models.multi_provider import MultiProvider
-from agents.tool import FunctionTool, invoke_function_tool
-from agents.tool_context import ToolContext
-from agents.tool_guardrails import ToolInputGuardrailData, ToolOutputGuardrailData
-from openai.types.responses import ResponseFunctionToolCall
+from agents.tool import FunctionTool
 
 from inbox_core.commands import Completed, Continue, Decision, Enter, Failed, MaxTokens, StepOutcome
 from inbox_core.errors import InvalidInput
@@ -61,19 +58,24 @@ from inbox_core.integrations._model_host import (
     MODEL_TIMEOUT,
     TOOL_DEFERRED,
     TOOL_ERROR,
-    TOOL_RETRIES,
     TOOL_TIMEOUT,
     Progress,
     Voice,
-    contained,
     describe,
     failed,
     settle,
     tail,
     usage,
-    value_text,
 )
 from inbox_core.integrations._openai_agents_log import INPUT, RESPONSE, SUMMARY, TOOLS
+from inbox_core.integrations._openai_agents_stream import (
+    HOSTED_CALLS,
+    Stream,
+    dumped,
+    final_text,
+    heard,
+)
+from inbox_core.integrations._openai_agents_tools import ToolRun, stops
 from inbox_core.shell.host import AbortSignal, Recorded
 from inbox_core.shell.stores.checkpoints import LogHistory
 from inbox_core.values import UserMessage
@@ -95,72 +97,6 @@ SUMMARY_PROMPT: Final = (
     "and decisions established, tool results that still matter, and what is still open. "
     "Reply with the summary only."
 )
-REPLY_LIMIT: Final = 2**25
-"""Characters a reply may stream before the host stops it (``model-error``): a provider that
-streams without end costs one turn, not the process's memory."""
-HOSTED_CALLS: Final = frozenset(
-    {
-        "web_search_call",
-        "file_search_call",
-        "code_interpreter_call",
-        "image_generation_call",
-        "mcp_call",
-        "mcp_list_tools",
-        "tool_search_call",
-        "reasoning",
-        "message",
-        "compaction",
-    }
-)
-"""Output item types that need nothing of the host (the provider ran them, or they are said)."""
-
-
-@dataclasses.dataclass
-class _Stream:
-    """What one streamed model call gave so far."""
-
-    voice: Voice
-    added: dict[int, Any] = dataclasses.field(default_factory=dict)  # output_index -> item
-    done: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
-    texts: dict[tuple[int, int], str] = dataclasses.field(default_factory=dict)
-    calls: dict[str, str] = dataclasses.field(default_factory=dict)  # item id -> call id
-    arguments: dict[str, str] = dataclasses.field(default_factory=dict)  # call id -> streamed
-    size: int = 0
-    response: Any = None  # the terminal Response
-    incomplete: str | None = None  # its incomplete reason
-    error: str | None = None  # a failure the stream itself reported
-
-    def items(self) -> list[dict[str, Any]]:
-        """The items said so far: each finished one, and the text of a message in progress."""
-        items: list[dict[str, Any]] = []
-        for index in sorted({*self.added, *self.done}):
-            if index in self.done:
-                items.append(self.done[index])
-                continue
-            text = "".join(t for (i, _), t in sorted(self.texts.items()) if i == index)
-            if text and getattr(self.added[index], "type", None) == "message":
-                content = [{"type": "output_text", "text": text, "annotations": []}]
-                items.append({"type": "message", "role": "assistant", "content": content})
-        return items
-
-
-def _dumped(item: Any) -> dict[str, Any]:
-    """An output item as the input item the SDK sends it back as (``to_input_items``)."""
-    if isinstance(item, dict):
-        return copy.deepcopy(item)
-    dumped: dict[str, Any] = item.model_dump(exclude_unset=True)
-    return dumped
-
-
-def _final_text(items: Sequence[dict[str, Any]]) -> str:
-    """The text of a reply's messages (its final output as text)."""
-    return "".join(
-        part.get("text") or ""
-        for item in items
-        if item.get("type") == "message"
-        for part in item.get("content") or ()
-        if isinstance(part, dict) and part.get("type") == "output_text"
-    )
 
 
 class OpenAIAgentsHost:
@@ -301,13 +237,13 @@ class OpenAIAgentsHost:
             return blocked
         agent = self.agent
         voice = Voice(signal.output)
-        stream = _Stream(voice)
+        stream = Stream(voice)
         progress = Progress(self.timeout)
         settled = await settle(
             self._call(agent, stream, progress, turn), signal, progress=progress, grace=self.grace
         )
         whole = settled.value is True and stream.error is None and stream.response is not None
-        items = [_dumped(item) for item in stream.response.output] if whole else []
+        items = [dumped(item) for item in stream.response.output] if whole else []
         items = items or stream.items()  # some backends leave a finished reply's output empty
         records: list[HostRecord] = []
         if items:
@@ -327,9 +263,7 @@ class OpenAIAgentsHost:
 
     # ------------------------------------------------------------- a model call
 
-    async def _call(
-        self, agent: Agent[Any], stream: _Stream, progress: Progress, turn: int
-    ) -> bool:
+    async def _call(self, agent: Agent[Any], stream: Stream, progress: Progress, turn: int) -> bool:
         """One streamed model call of ``agent`` (True once its stream ended with a reply)."""
         model = self._model(agent)
         tools = await agent.get_all_tools(self.context)
@@ -360,78 +294,13 @@ class OpenAIAgentsHost:
         async with contextlib.aclosing(events) as events:  # type: ignore[type-var]
             async for event in events:
                 progress.touch()
-                if self._heard(stream, event):
+                if heard(stream, event):
                     return True
         if stream.error is None:
             stream.error = "the stream ended before the reply did"
         return False
 
-    def _heard(self, stream: _Stream, event: Any) -> bool:
-        """Take one stream event: publish what it says; True when it ends the reply."""
-        kind = getattr(event, "type", None)
-        voice = stream.voice
-        index: Any = getattr(event, "output_index", None)
-        if kind in ("response.output_text.delta", "response.refusal.delta"):
-            delta = str(event.delta)
-            key = (index, event.content_index)
-            stream.texts[key] = stream.texts.get(key, "") + delta
-            voice.text(key, delta)
-            stream.size += len(delta)
-        elif kind in ("response.reasoning_summary_text.delta", "response.reasoning_text.delta"):
-            part = getattr(event, "summary_index", None) or getattr(event, "content_index", 0)
-            voice.reasoning((kind, index, part), str(event.delta))
-            stream.size += len(str(event.delta))
-        elif kind == "response.output_item.added":
-            stream.added[index] = event.item
-            if getattr(event.item, "type", None) == "function_call":
-                call_id = str(event.item.call_id)
-                stream.calls[str(event.item.id or call_id)] = call_id
-                stream.arguments[call_id] = str(event.item.arguments or "")
-                voice.tool_call(call_id, str(event.item.name), stream.arguments[call_id])
-        elif kind == "response.function_call_arguments.delta":
-            delta_of = stream.calls.get(str(event.item_id))
-            if delta_of is not None:
-                stream.arguments[delta_of] += str(event.delta)
-                voice.tool_arguments(delta_of, str(event.delta))
-                stream.size += len(str(event.delta))
-        elif kind == "response.output_item.done":
-            item = _dumped(event.item)
-            stream.done[index] = item
-            stream.added.setdefault(index, event.item)
-            if item.get("type") == "function_call":
-                self._call_done(stream, item)
-        elif kind == "response.completed":
-            stream.response = event.response
-            return True
-        elif kind == "response.incomplete":
-            stream.response = event.response
-            details = getattr(event.response, "incomplete_details", None)
-            stream.incomplete = str(getattr(details, "reason", None) or "unknown")
-            return True
-        elif kind in ("response.failed", "error", "response.error"):
-            error = getattr(getattr(event, "response", None), "error", None) or event
-            stream.error = (
-                f"the provider ended the reply with an error: {getattr(error, 'message', error)}"
-            )
-            return True
-        if stream.size > REPLY_LIMIT:
-            stream.error = f"the reply passed {REPLY_LIMIT} characters"
-            return True
-        return False
-
-    def _call_done(self, stream: _Stream, item: dict[str, Any]) -> None:
-        """A function call's item is whole: stream what its deltas left out, then its end."""
-        call_id, name = str(item.get("call_id")), str(item.get("name"))
-        arguments = str(item.get("arguments") or "")
-        if call_id not in stream.arguments:
-            stream.arguments[call_id] = ""
-            stream.voice.tool_call(call_id, name)
-        streamed = stream.arguments[call_id]
-        if arguments.startswith(streamed):
-            stream.voice.tool_arguments(call_id, arguments[len(streamed) :])
-        stream.voice.tool_end(call_id)
-
-    def _ending(self, settled: Any, stream: _Stream) -> StepOutcome | None:
+    def _ending(self, settled: Any, stream: Stream) -> StepOutcome | None:
         """The step's outcome when the call did not give a whole reply to act on."""
         if settled.aborted:
             return Completed()
@@ -472,9 +341,24 @@ class OpenAIAgentsHost:
             return await self._final(agent, items, signal)
         if signal.aborted:
             return Completed()
-        run = _ToolRun(self, agent, turn, voice)
-        progress = Progress(self.tool_timeout)
-        settled = await settle(run.all(calls), signal, progress=progress, grace=self.grace)
+        run = ToolRun(self.context, agent, voice, lambda: self._retry(turn))
+
+        async def everything() -> None:
+            tools = await agent.get_all_tools(self.context)
+            handoffs = await self._handoffs(agent)
+            await run.all(
+                calls,
+                {tool.name: tool for tool in tools if isinstance(tool, FunctionTool)},
+                {each.tool_name: each for each in handoffs},
+            )
+
+        settled = await settle(
+            everything(), signal, progress=Progress(self.tool_timeout), grace=self.grace
+        )
+        if run.names:
+            self._turn_tools(turn).add(agent.name)
+        if run.handed_to is not None:
+            self._learn(run.handed_to)
         next_agent = run.handed_to or agent
         if run.outputs or (not settled.stopped and settled.error is None and run.failure is None):
             interrupted = settled.stopped or run.failure is not None or settled.error is not None
@@ -491,7 +375,7 @@ class OpenAIAgentsHost:
             return failed(f"running the tools raised {describe(settled.error)}", TOOL_ERROR)
         if run.failure is not None:
             return run.failure
-        if run.handed_to is None and _stops(agent, run.names):
+        if run.handed_to is None and stops(agent, run.names):
             return Completed()
         return Continue()
 
@@ -501,7 +385,7 @@ class OpenAIAgentsHost:
         """The agent's final output: its output guardrails look at it."""
         if not agent.output_guardrails or signal.aborted:
             return Completed()
-        text = _final_text(items)
+        text = final_text(items)
         schema = _output_schema(agent)
         try:
             final = schema.validate_json(text) if schema is not None else text
@@ -595,7 +479,7 @@ class OpenAIAgentsHost:
         self.agent = self._agents.get(entry.agent, self.agent)
 
     def _recorded(
-        self, outcome: StepOutcome, voice: Voice, stream: _Stream, records: list[HostRecord]
+        self, outcome: StepOutcome, voice: Voice, stream: Stream, records: list[HostRecord]
     ) -> Recorded[StepOutcome]:
         """``outcome`` with the step's records and its ``host/output`` (R43)."""
         response = stream.response
@@ -617,7 +501,7 @@ class OpenAIAgentsHost:
             return None
         agent = self.agent
         ask = {"role": "user", "content": self.summary_prompt}
-        stream = _Stream(Voice(signal.output))
+        stream = Stream(Voice(signal.output))
 
         async def summarize() -> bool:
             model = self._model(agent)
@@ -636,7 +520,7 @@ class OpenAIAgentsHost:
             )
             async with contextlib.aclosing(events) as events:  # type: ignore[type-var]
                 async for event in events:
-                    if self._heard(stream, event):
+                    if heard(stream, event):
                         return True
             return False
 
@@ -649,7 +533,7 @@ class OpenAIAgentsHost:
             raise TimeoutError(f"the model streamed nothing for {self.timeout} seconds")
         if settled.error is not None:
             raise settled.error
-        text = _final_text([_dumped(i) for i in stream.response.output]) if stream.response else ""
+        text = final_text([dumped(i) for i in stream.response.output]) if stream.response else ""
         if stream.error is not None or stream.incomplete is not None or not text:
             raise RuntimeError(stream.error or "the model returned no summary text")
         summary = {"role": "user", "content": log.SUMMARY_HEADER + text}
@@ -670,161 +554,3 @@ def _output_schema(agent: Agent[Any]) -> AgentOutputSchemaBase | None:
     if kind is None or kind is str:
         return None
     return kind if isinstance(kind, AgentOutputSchemaBase) else AgentOutputSchema(kind)
-
-
-def _stops(agent: Agent[Any], called: list[str]) -> bool:
-    """Whether the agent's ``tool_use_behavior`` makes its tools' outputs the final output."""
-    behavior = agent.tool_use_behavior
-    if behavior == "stop_on_first_tool":
-        return bool(called)
-    if isinstance(behavior, dict):
-        return bool(set(behavior.get("stop_at_tool_names", ())) & set(called))
-    return False
-
-
-class _ToolRun:
-    """The tool calls of one reply, run concurrently: their outputs in call order, the agent a
-    handoff switched to, or the failure that ends the turn."""
-
-    def __init__(self, host: OpenAIAgentsHost, agent: Agent[Any], turn: int, voice: Voice) -> None:
-        self.host = host
-        self.agent = agent
-        self.turn = turn
-        self.voice = voice
-        self.settled: dict[int, dict[str, Any]] = {}
-        self.failure: Failed | None = None
-        self.handed_to: Agent[Any] | None = None
-        self.names: list[str] = []
-
-    @property
-    def outputs(self) -> list[dict[str, Any]]:
-        return [self.settled[index] for index in sorted(self.settled)]
-
-    async def all(self, calls: list[dict[str, Any]]) -> None:
-        tools = {
-            t.name: t
-            for t in await self.agent.get_all_tools(self.host.context)
-            if isinstance(t, FunctionTool)
-        }
-        handoffs = {h.tool_name: h for h in await self.host._handoffs(self.agent)}
-        handoff_calls = [call for call in calls if call.get("name") in handoffs]
-        runs = []
-        for index, call in enumerate(calls):
-            if call.get("name") in handoffs:
-                first = call is handoff_calls[0]
-                runs.append(self._handoff(index, call, handoffs[call["name"]], first))
-            else:
-                runs.append(self._tool(index, call, tools.get(str(call.get("name")))))
-        await asyncio.gather(*runs)
-
-    def _answer(
-        self, index: int, call: dict[str, Any], output: Any, *, is_error: bool = False
-    ) -> None:
-        """The output of call ``index``, as the SDK makes its item (any value stringified)."""
-        try:
-            item = dict(ItemHelpers.tool_call_output_item(_tool_call(call), output))
-        except Exception:  # a value whose str raises, an output schema it breaks
-            item = {
-                "type": "function_call_output",
-                "call_id": call.get("call_id"),
-                "output": value_text(output),
-            }
-        self.settled[index] = item
-        shown = item.get("output")
-        self.voice.tool_result(
-            str(call.get("call_id")),
-            shown if isinstance(shown, str) else value_text(shown),
-            is_error=is_error,
-        )
-
-    async def _tool(self, index: int, call: dict[str, Any], tool: FunctionTool | None) -> None:
-        name, call_id = str(call.get("name")), str(call.get("call_id"))
-        if tool is None:
-            if self.host._retry(self.turn):
-                self._answer(index, call, f"Tool {name!r} not found.", is_error=True)
-            else:
-                self.failure = self.failure or failed(
-                    f"the model called unknown tools too often ({name!r})", TOOL_RETRIES
-                )
-            return
-        if tool.needs_approval is not False:
-            self.failure = self.failure or failed(f"tool {name!r} needs approval", TOOL_DEFERRED)
-            return
-        self.names.append(name)
-        self.host._turn_tools(self.turn).add(self.agent.name)
-        context = ToolContext.from_agent_context(
-            self.host.context, call_id, _tool_call(call), self.agent
-        )
-        me = asyncio.current_task()
-        try:
-            rejected = await self._guard(
-                tool.tool_input_guardrails, ToolInputGuardrailData(context, self.agent)
-            )
-            if rejected is not None:
-                self._answer(index, call, rejected, is_error=True)
-                return
-            output = await invoke_function_tool(
-                function_tool=tool, context=context, arguments=str(call.get("arguments") or "")
-            )
-            data = ToolOutputGuardrailData(context, self.agent, output)
-            rejected = await self._guard(tool.tool_output_guardrails, data)
-            self._answer(
-                index, call, output if rejected is None else rejected, is_error=rejected is not None
-            )
-        except _Tripped as tripped:
-            self.failure = self.failure or failed(
-                f"tool guardrail {tripped.name!r} tripped", GUARDRAIL
-            )
-        except BaseException as error:  # in the task's outermost frame (see _model_host.settle)
-            if not contained(error, me):
-                raise
-            self.failure = self.failure or failed(
-                f"tool {name!r} raised {describe(error)}", TOOL_ERROR
-            )
-
-    async def _guard(self, guardrails: Any, data: Any) -> str | None:
-        """Run tool guardrails: the message of one that rejects the content, or ``_Tripped``."""
-        for guardrail in guardrails or ():
-            result = await guardrail.run(data)
-            behavior = result.behavior
-            if behavior["type"] == "reject_content":
-                return str(behavior["message"])
-            if behavior["type"] == "raise_exception":
-                raise _Tripped(guardrail.get_name())
-        return None
-
-    async def _handoff(
-        self, index: int, call: dict[str, Any], to: Handoff[Any, Any], first: bool
-    ) -> None:
-        if not first:
-            self._answer(index, call, "Multiple handoffs detected, ignoring this one.")
-            return
-        me = asyncio.current_task()
-        try:
-            agent = await to.on_invoke_handoff(self.host.context, str(call.get("arguments") or ""))
-        except BaseException as error:
-            if not contained(error, me):
-                raise
-            self.failure = self.failure or failed(
-                f"handoff {to.tool_name!r} raised {describe(error)}", TOOL_ERROR
-            )
-            return
-        self.host._learn(agent)
-        self.handed_to = agent
-        self._answer(index, call, to.get_transfer_message(agent))
-
-
-class _Tripped(Exception):
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.name = name
-
-
-def _tool_call(call: dict[str, Any]) -> ResponseFunctionToolCall:
-    return ResponseFunctionToolCall(
-        type="function_call",
-        call_id=str(call.get("call_id")),
-        name=str(call.get("name")),
-        arguments=str(call.get("arguments") or ""),
-        id=call.get("id"),
-    )
