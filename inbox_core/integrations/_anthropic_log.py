@@ -14,7 +14,7 @@ from typing import Any, Final
 
 from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent, HostRecord
-from inbox_core.integrations._model_host import fit_record
+from inbox_core.integrations._model_host import NOT_RUN, fit_record
 from inbox_core.json_values import thaw_json
 
 MESSAGE: Final = "host/anthropic/message"
@@ -23,8 +23,6 @@ API's ``Message``, ``stop_reason`` null when it was cut short)."""
 SUMMARY: Final = "host/anthropic/summary"
 """A compaction's summary, a user message that replaces the conversation before it."""
 
-SUMMARY_HEADER: Final = "[A summary of the conversation so far]\n"
-NOT_RUN: Final = "[this tool call was not run: its step was stopped or failed first]"
 CACHE: Final = {"type": "ephemeral"}
 _UNMARKABLE: Final = frozenset({"thinking", "redacted_thinking"})
 """Blocks that take no ``cache_control`` (the API refuses it on them)."""

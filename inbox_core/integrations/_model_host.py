@@ -20,7 +20,7 @@ from typing import Any, Final
 from pydantic_core import to_json, to_jsonable_python
 
 from inbox_core import limits
-from inbox_core.commands import Failed
+from inbox_core.commands import Completed, Failed, StepOutcome
 from inbox_core.errors import InvalidInput
 from inbox_core.events import RECORD_RESERVE, DurableEvent, HostRecord
 from inbox_core.history import RecordsTranscript, TranscriptBlock, TurnTranscript
@@ -39,8 +39,11 @@ __all__ = [
     "GUARDRAIL",
     "MODEL_ERROR",
     "MODEL_TIMEOUT",
+    "NOT_RUN",
     "RECORD_BUDGET",
     "REPLY_LIMIT",
+    "SUMMARY_HEADER",
+    "SUMMARY_PROMPT",
     "TOOL_DEFERRED",
     "TOOL_ERROR",
     "TOOL_RETRIES",
@@ -156,6 +159,38 @@ class Settled:
     def stopped(self) -> bool:
         return self.aborted or self.timed_out
 
+    def call_ended(self, timeout: float | None) -> StepOutcome | None:
+        """A model call's step outcome when it gave no reply (None when it did): an abort
+        ``Completed()`` (the core ends the turn aborted), ``model-timeout``, ``model-error``."""
+        if self.aborted:
+            return Completed()
+        if self.timed_out:
+            return failed(f"the model streamed nothing for {timeout} seconds", MODEL_TIMEOUT)
+        if self.error is not None:
+            return failed(describe(self.error), MODEL_ERROR)
+        return None
+
+    def tools_ended(self, timeout: float | None) -> StepOutcome | None:
+        """The tools' step outcome when they did not all end (None when they did): an abort
+        ``Completed()``, ``tool-timeout``, or ``tool-error`` (a failure of the gathering
+        itself: never lost)."""
+        if self.aborted:
+            return Completed()
+        if self.timed_out:
+            return failed(f"a tool ran longer than {timeout} seconds", TOOL_TIMEOUT)
+        if self.error is not None:
+            return failed(f"running the tools raised {describe(self.error)}", TOOL_ERROR)
+        return None
+
+    def summarized(self, timeout: float | None) -> bool:
+        """Whether a compaction's call gave a reply (False: it was aborted); raises what it
+        failed with, as ``run_maintenance`` expects of a failed job."""
+        if self.timed_out:
+            raise TimeoutError(f"the model streamed nothing for {timeout} seconds")
+        if self.error is not None:
+            raise self.error
+        return not self.aborted
+
 
 class Progress:
     """When raced work last made progress: ``settle`` times it out ``idle`` seconds after
@@ -175,6 +210,15 @@ class Progress:
         return None if self.idle is None else self.last + self.idle - time.monotonic()
 
 
+SUMMARY_PROMPT: Final = (
+    "Summarize the conversation so far for your own later use: the user's goals, the facts "
+    "and decisions established, tool results that still matter, and what is still open. "
+    "Reply with the summary only."
+)
+SUMMARY_HEADER: Final = "[A summary of the conversation so far]\n"
+"""What a compaction's summary, recorded as a user message, starts with."""
+NOT_RUN: Final = "[this tool call was not run: its step was stopped or failed first]"
+"""The result a request gives a tool call the log holds no result for."""
 REPLY_LIMIT: Final = 2**25
 """Characters a reply may stream before the host stops it (``model-error``): a provider that
 streams without end costs one turn, not the process's memory."""

@@ -13,7 +13,7 @@ from typing import Any, Final
 
 from inbox_core.errors import InvalidInput, shown
 from inbox_core.events import DurableEvent, HostRecord
-from inbox_core.integrations._model_host import fit_record
+from inbox_core.integrations._model_host import NOT_RUN, fit_record
 from inbox_core.json_values import thaw_json
 
 INPUT: Final = "host/openai-agents/input"
@@ -28,9 +28,6 @@ TOOLS: Final = "host/openai-agents/tools"
 SUMMARY: Final = "host/openai-agents/summary"
 """A compaction's summary: one item that replaces the conversation before it."""
 TYPES: Final = (INPUT, RESPONSE, TOOLS, SUMMARY)
-
-SUMMARY_HEADER: Final = "[A summary of the conversation so far]\n"
-NOT_RUN: Final = "[this tool call was not run: its step was stopped or failed first]"
 
 
 @dataclasses.dataclass(frozen=True)

@@ -52,12 +52,13 @@ from inbox_core.integrations._model_host import (
     FAILURE_CODES,
     GRACE,
     MODEL_ERROR,
-    MODEL_TIMEOUT,
     REPLY_LIMIT,
+    SUMMARY_HEADER,
+    SUMMARY_PROMPT,
     TOOL_ERROR,
     TOOL_RETRIES,
-    TOOL_TIMEOUT,
     Progress,
+    Settled,
     Voice,
     contained,
     describe,
@@ -73,11 +74,6 @@ from inbox_core.values import UserMessage
 
 __all__ = ["FAILURE_CODES", "MESSAGE", "SUMMARY", "AnthropicHost"]
 
-SUMMARY_PROMPT: Final = (
-    "Summarize the conversation so far for your own later use: the user's goals, the facts "
-    "and decisions established, tool results that still matter, and what is still open. "
-    "Reply with the summary only."
-)
 CONTINUES: Final = frozenset({"tool_use", "pause_turn"})
 COMPLETES: Final = frozenset({"end_turn", "stop_sequence"})
 CUT: Final = frozenset({"max_tokens", "model_context_window_exceeded"})
@@ -363,14 +359,13 @@ class AnthropicHost:
         else:
             stream.voice.reasoning(index, text)
 
-    def _ending(self, settled: Any, stream: _Stream, reply: dict[str, Any]) -> StepOutcome | None:
+    def _ending(
+        self, settled: Settled, stream: _Stream, reply: dict[str, Any]
+    ) -> StepOutcome | None:
         """The step's outcome, or None when the reply calls tools (or pauses: ``Continue()``)."""
-        if settled.aborted:
-            return Completed()
-        if settled.timed_out:
-            return failed(f"the model streamed nothing for {self.timeout} seconds", MODEL_TIMEOUT)
-        if settled.error is not None:
-            return failed(describe(settled.error), MODEL_ERROR)
+        ended = settled.call_ended(self.timeout)
+        if ended is not None:
+            return ended
         stop = reply.get("stop_reason")
         if stop in CUT:
             return MaxTokens()
@@ -426,12 +421,9 @@ class AnthropicHost:
         if results:
             content = [results[index] for index in sorted(results)]
             records.append(await self._take(MESSAGE, {"role": "user", "content": content}))
-        if settled.aborted:
-            return Completed()
-        if settled.timed_out:
-            return failed(f"a tool ran longer than {self.tool_timeout} seconds", TOOL_TIMEOUT)
-        if settled.error is not None:
-            return failed(f"running the tools raised {describe(settled.error)}", TOOL_ERROR)
+        ended = settled.tools_ended(self.tool_timeout)
+        if ended is not None:
+            return ended
         return failures[0] if failures else Continue()
 
     async def _call(self, use: dict[str, Any], turn: int) -> dict[str, Any] | Failed:
@@ -489,17 +481,13 @@ class AnthropicHost:
         settled = await settle(
             self._stream(request, stream, progress), signal, progress=progress, grace=self.grace
         )
-        if settled.aborted:
+        if not settled.summarized(self.timeout):
             return None
-        if settled.timed_out:
-            raise TimeoutError(f"the model streamed nothing for {self.timeout} seconds")
-        if settled.error is not None:
-            raise settled.error
         reply = stream.reply()
         text = "".join(b.get("text", "") for b in reply["content"] if b.get("type") == "text")
         if not text:
             raise RuntimeError("the model returned no summary text")
-        summary = {"role": "user", "content": [{"type": "text", "text": log.SUMMARY_HEADER + text}]}
+        summary = {"role": "user", "content": [{"type": "text", "text": SUMMARY_HEADER + text}]}
         return Recorded(None, [await self._take(SUMMARY, summary)])
 
     def __repr__(self) -> str:

@@ -55,11 +55,11 @@ from inbox_core.integrations._model_host import (
     GRACE,
     GUARDRAIL,
     MODEL_ERROR,
-    MODEL_TIMEOUT,
+    SUMMARY_HEADER,
+    SUMMARY_PROMPT,
     TOOL_DEFERRED,
-    TOOL_ERROR,
-    TOOL_TIMEOUT,
     Progress,
+    Settled,
     Voice,
     describe,
     failed,
@@ -91,12 +91,6 @@ __all__ = [
 
 logger: Final = logging.getLogger("inbox_core.integrations")
 T = TypeVar("T")
-
-SUMMARY_PROMPT: Final = (
-    "Summarize the conversation so far for your own later use: the user's goals, the facts "
-    "and decisions established, tool results that still matter, and what is still open. "
-    "Reply with the summary only."
-)
 
 
 class OpenAIAgentsHost:
@@ -300,14 +294,11 @@ class OpenAIAgentsHost:
             stream.error = "the stream ended before the reply did"
         return False
 
-    def _ending(self, settled: Any, stream: Stream) -> StepOutcome | None:
+    def _ending(self, settled: Settled, stream: Stream) -> StepOutcome | None:
         """The step's outcome when the call did not give a whole reply to act on."""
-        if settled.aborted:
-            return Completed()
-        if settled.timed_out:
-            return failed(f"the model streamed nothing for {self.timeout} seconds", MODEL_TIMEOUT)
-        if settled.error is not None:
-            return failed(describe(settled.error), MODEL_ERROR)
+        ended = settled.call_ended(self.timeout)
+        if ended is not None:
+            return ended
         if stream.error is not None:
             return failed(stream.error, MODEL_ERROR)
         if stream.incomplete == "max_output_tokens":
@@ -367,12 +358,9 @@ class OpenAIAgentsHost:
                 extra["handoff"] = {"from": agent.name}
             record, _ = await self._record(TOOLS, next_agent.name, run.outputs, **extra)
             records.append(record)
-        if settled.aborted:
-            return Completed()
-        if settled.timed_out:
-            return failed(f"a tool ran longer than {self.tool_timeout} seconds", TOOL_TIMEOUT)
-        if settled.error is not None:  # the gathering itself: never lost
-            return failed(f"running the tools raised {describe(settled.error)}", TOOL_ERROR)
+        ended = settled.tools_ended(self.tool_timeout)
+        if ended is not None:
+            return ended
         if run.failure is not None:
             return run.failure
         if run.handed_to is None and stops(agent, run.names):
@@ -527,16 +515,12 @@ class OpenAIAgentsHost:
         settled = await settle(
             summarize(), signal, progress=Progress(self.timeout), grace=self.grace
         )
-        if settled.aborted:
+        if not settled.summarized(self.timeout):
             return None
-        if settled.timed_out:
-            raise TimeoutError(f"the model streamed nothing for {self.timeout} seconds")
-        if settled.error is not None:
-            raise settled.error
         text = final_text([dumped(i) for i in stream.response.output]) if stream.response else ""
         if stream.error is not None or stream.incomplete is not None or not text:
             raise RuntimeError(stream.error or "the model returned no summary text")
-        summary = {"role": "user", "content": log.SUMMARY_HEADER + text}
+        summary = {"role": "user", "content": SUMMARY_HEADER + text}
         record, _ = await self._record(SUMMARY, agent.name, [summary], summarized=len(self._items))
         return Recorded(None, [record])
 
