@@ -36,7 +36,7 @@ import dataclasses
 import inspect
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Coroutine, Sequence
 from typing import Any, Final, TypeVar
 
 from agents import Agent, Handoff, RunContextWrapper, handoff
@@ -181,11 +181,8 @@ class OpenAIAgentsHost:
             if self._agents.setdefault(each.name, each) is not each:
                 continue
             for target in each.handoffs:
-                reached = (
-                    target._agent_ref()
-                    if isinstance(target, Handoff) and target._agent_ref
-                    else target
-                )
+                ref = getattr(target, "_agent_ref", None)  # what handoff(agent) keeps of it
+                reached = ref() if isinstance(target, Handoff) and callable(ref) else target
                 if isinstance(reached, Agent) and reached.name not in self._agents:
                     stack.append(reached)
 
@@ -380,13 +377,10 @@ class OpenAIAgentsHost:
         except Exception as error:
             return failed(f"the reply is not the agent's output: {describe(error)}", MODEL_ERROR)
         for guardrail in agent.output_guardrails:
-            name = guardrail.get_name()
-            try:
-                result = await guardrail.run(self.context, agent, final)
-            except Exception as error:
-                return failed(f"output guardrail {name!r} raised {describe(error)}", GUARDRAIL)
-            if result.output.tripwire_triggered:
-                return failed(f"output guardrail {name!r} tripped", GUARDRAIL)
+            run = guardrail.run(self.context, agent, final)
+            tripped = await self._guarded("output", guardrail.get_name(), run, signal)
+            if tripped is not None:
+                return tripped
         return Completed()
 
     async def _input_guardrails(
@@ -395,20 +389,28 @@ class OpenAIAgentsHost:
         """The current agent's input guardrails on a batch: the failure when one trips."""
         agent = self.agent
         for guardrail in agent.input_guardrails:
-            name = guardrail.get_name()
-            settled = await settle(
-                guardrail.run(agent, _sent(copy.deepcopy(items)), self.context),
-                signal,
-                grace=self.grace,
-            )
-            if settled.stopped:
-                return None
-            if settled.error is not None:
-                return failed(
-                    f"input guardrail {name!r} raised {describe(settled.error)}", GUARDRAIL
-                )
-            if settled.value.output.tripwire_triggered:
-                return failed(f"input guardrail {name!r} tripped", GUARDRAIL)
+            run = guardrail.run(agent, _sent(copy.deepcopy(items)), self.context)
+            tripped = await self._guarded("input", guardrail.get_name(), run, signal)
+            if tripped is not None:
+                return tripped
+        return None
+
+    async def _guarded(
+        self, kind: str, name: str, run: Coroutine[Any, Any, Any], signal: AbortSignal
+    ) -> Failed | None:
+        """One guardrail's run, raced like a tool (``tool_timeout``): the failure when it
+        trips, raises or runs out of time (a guardrail that cannot answer fails closed);
+        None when it lets the output pass or the turn was stopped."""
+        progress = Progress(self.tool_timeout)
+        settled = await settle(run, signal, progress=progress, grace=self.grace)
+        if settled.aborted:
+            return None
+        if settled.timed_out:
+            return failed(f"{kind} guardrail {name!r} ran out of time", GUARDRAIL)
+        if settled.error is not None:
+            return failed(f"{kind} guardrail {name!r} raised {describe(settled.error)}", GUARDRAIL)
+        if settled.value.output.tripwire_triggered:
+            return failed(f"{kind} guardrail {name!r} tripped", GUARDRAIL)
         return None
 
     # ------------------------------------------------------------- internals

@@ -284,3 +284,31 @@ async def test_r37_r46_a_failing_provider_costs_only_its_own_agent() -> None:
     assert ends(slow.log.read()) == []
     await slow.when_idle()
     assert ends(slow.log.read()) == [(1, "error", "model-timeout")]
+
+
+@run_async
+async def test_r46_a_guardrail_that_hangs_or_raises_fails_closed() -> None:
+    """R46: an input guardrail that runs past ``tool_timeout`` and an output guardrail that
+    raises each end their turn error, code guardrail: a guardrail that cannot answer lets
+    nothing pass (the model is never sent the input it was to look at)."""
+    from agents import GuardrailFunctionOutput, input_guardrail, output_guardrail
+
+    @input_guardrail
+    async def slow(ctx: Any, agent: Any, items: Any) -> GuardrailFunctionOutput:
+        await asyncio.Event().wait()
+        return GuardrailFunctionOutput(None, False)
+
+    @output_guardrail
+    def broken(ctx: Any, agent: Any, output: Any) -> GuardrailFunctionOutput:
+        raise ValueError("cannot judge")
+
+    model = ScriptedModel([[assistant_message("fine")]])
+    agent = Agent(name="a", model=model, input_guardrails=[slow])
+    loop = await one_turn(OpenAIAgentsHost(agent, tool_timeout=0.2, grace=0.2))
+    assert ends(loop.log.read()) == [(1, "error", "guardrail")]
+    assert "ran out of time" in reason(loop).message
+    assert model.calls == ()
+    agent = Agent(name="b", model=model, output_guardrails=[broken])
+    loop = await one_turn(OpenAIAgentsHost(agent))
+    assert ends(loop.log.read()) == [(1, "error", "guardrail")]
+    assert "ValueError: cannot judge" in reason(loop).message
