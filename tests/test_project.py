@@ -214,8 +214,12 @@ def test_readme_python_examples_run(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     assert len(blocks) >= 2
     for block in blocks:
-        if "pydantic_ai" in block and importlib.util.find_spec("pydantic_ai") is None:
-            continue  # needs the pydantic-ai extra (tests/integrations skip without it too)
+        extras = {"pydantic_ai": "pydantic_ai", "openai_agents": "agents", "anthropic": "anthropic"}
+        if any(
+            f"integrations.{name}" in block and importlib.util.find_spec(module) is None
+            for name, module in extras.items()
+        ):
+            continue  # needs that extra (tests/integrations skip without it too)
         exec(compile(block, "README.md", "exec"), {"__name__": "readme_example"})
     assert (tmp_path / "agent.db").exists()
 

@@ -66,13 +66,15 @@ def test_a_restoring_host_satisfies_the_protocol() -> None:
     assert callable(host.restore)
 
 
-def test_importing_inbox_core_never_imports_pydantic_ai() -> None:
-    """The core keeps its two runtime dependencies: importing the package, the shell, the
-    CLI and the integrations package imports no framework (the extra stays optional)."""
+def test_r46_importing_inbox_core_never_imports_a_framework() -> None:
+    """R46: the core keeps its two runtime dependencies: importing the package, the shell, the
+    CLI and the integrations package imports no framework (pydantic-ai, the Agents SDK,
+    Anthropic's SDK: each extra stays optional)."""
     code = (
         "import sys, inbox_core, inbox_core.shell, inbox_core.cli, inbox_core.integrations\n"
         "roots = {m.split('.')[0] for m in sys.modules}\n"
-        "loaded = sorted(roots & {'pydantic_ai', 'pydantic'})\n"
+        "frameworks = {'pydantic_ai', 'pydantic', 'agents', 'openai', 'anthropic', 'httpx2'}\n"
+        "loaded = sorted(roots & frameworks)\n"
         "assert not loaded, loaded\n"
     )
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
