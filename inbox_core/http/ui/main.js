@@ -497,6 +497,21 @@ function composerSend(intent) {
   ).finally(done);
 }
 
+/**
+ * Stop (or Stop and clear) turn `turn` (null: none runs): the line under the buttons says
+ * at once that it is stopping, then, as the log goes on, that it stopped and what still
+ * waits (R40 v5); a refused stop takes the line away (the alert says why).
+ */
+function stop(turn, command, clear) {
+  const stopped = { turn, clear };
+  view.stopped = stopped;
+  render();
+  act(() => client.post(agentPath(view.agentId, "/commands"), command)).then((ok) => {
+    if (!ok && view.stopped === stopped) view.stopped = null;
+    scheduleRender();
+  });
+}
+
 function wire() {
   $("composer").addEventListener("submit", (event) => {
     event.preventDefault();
@@ -513,19 +528,9 @@ function wire() {
   });
   $("stop").addEventListener("click", () => {
     const turn = liveTurn();
-    if (turn === null) return;
-    act(
-      () => client.post(agentPath(view.agentId, "/commands"), stopCommand(turn)),
-      () => (view.stopped = { turn, clear: false }),
-    ).then(scheduleRender);
+    if (turn !== null) stop(turn, stopCommand(turn), false);
   });
-  $("stop-clear").addEventListener("click", () => {
-    const turn = liveTurn();
-    act(
-      () => client.post(agentPath(view.agentId, "/commands"), stopAndClearCommand()),
-      () => (view.stopped = { turn, clear: true }),
-    ).then(scheduleRender);
-  });
+  $("stop-clear").addEventListener("click", () => stop(liveTurn(), stopAndClearCommand(), true));
   $("token-form").addEventListener("submit", (event) => {
     event.preventDefault();
     client.setToken($("token").value.trim());
