@@ -43,6 +43,7 @@ from inbox_core.output import (
     output_message_from_json,
     snapshot_from_json,
 )
+from inbox_core.shell.stores.posts import post_key
 
 __all__ = [
     "AgUiInput",
@@ -63,11 +64,13 @@ DEFAULT_INTENT: Final = "followup"
 
 class FieldError(InvalidInput):
     """A ``RunAgentInput`` that does not validate: ``field`` is AG-UI's name of the field
-    (``messages[2].content``), which the answer's problem names too."""
+    (``messages[2].content``), which the answer's problem names too, and ``error`` the
+    typed error it is (D40: ``DecodeError`` for a shape, ``InvalidInput`` for a value)."""
 
-    def __init__(self, field: str, message: str) -> None:
+    def __init__(self, field: str, message: str, error: str = "DecodeError") -> None:
         super().__init__(f"RunAgentInput.{field}: {message}")
         self.field = field
+        self.error = error
 
 
 # ----------------------------------------------------------------------- the input
@@ -111,11 +114,11 @@ def _content(value: object, field: str) -> list[Any]:
         return [{"type": "text", "text": value}]
     if not isinstance(value, list):
         raise FieldError(field, f"a string or an array of parts, got {shown(value)}")
-    for index, part in enumerate(value):
-        part = _object(part, f"{field}[{index}]")
+    for index, item in enumerate(value):
+        part = _object(item, f"{field}[{index}]")
         _string(part, "type", f"{field}[{index}].type", required=True)
-        if part["type"] == "text":
-            _string(part, "text", f"{field}[{index}].text", required=True)
+        if part["type"] == "text" and not isinstance(part.get("text"), str):
+            raise FieldError(f"{field}[{index}].text", "a text part's text", "InvalidInput")
     return list(value)
 
 
@@ -125,7 +128,9 @@ def _intent(props: object) -> str:
     intent = props["intent"]
     if not isinstance(intent, str) or intent not in INTENTS:
         raise FieldError(
-            "forwardedProps.intent", f"one of {', '.join(INTENTS)}, got {shown(intent)}"
+            "forwardedProps.intent",
+            f"one of {', '.join(INTENTS)}, got {shown(intent)}",
+            "InvalidInput",
         )
     return intent
 
@@ -147,7 +152,9 @@ def run_input(document: object, agent: str, held: Iterable[str] = ()) -> AgUiInp
         raise FieldError("messages", "required")
     _list(run, "messages", "messages")
     if run["threadId"] != agent:
-        raise FieldError("threadId", f"the agent id {shown(agent)}, got {shown(run['threadId'])}")
+        raise FieldError(
+            "threadId", f"the agent id {shown(agent)}, got {shown(run['threadId'])}", "InvalidInput"
+        )
     intent = _intent(run.get("forwardedProps"))
     known = set(held)
     sends: list[Send] = []
@@ -168,8 +175,9 @@ def run_input(document: object, agent: str, held: Iterable[str] = ()) -> AgUiInp
         known.add(follow)
         try:
             sends.append(intent_command(intent, {"message": {"id": follow, "content": content}}))
-        except InboxCoreError as error:
-            raise FieldError(field, str(error)) from None
+            post_key(follow)  # the id is the post's key too (R35)
+        except InboxCoreError as error:  # the message's own rules (formats §8)
+            raise FieldError(field, str(error), type(error).__name__) from None
     return AgUiInput(run["runId"], tuple(sends), follow)
 
 
@@ -261,8 +269,9 @@ class _StepVoice:
         if isinstance(part, ToolCallPart):
             text, kind, key = part.arguments, "TOOL_CALL_ARGS", {"toolCallId": part.id}
         elif isinstance(part, TextPart | ReasoningPart):
-            kind = "TEXT_MESSAGE_CONTENT" if isinstance(part, TextPart) else "REASONING_MESSAGE_CONTENT"
-            text, key = part.text, {"messageId": _message_id(self.turn, self.step, index)}
+            kind = "TEXT_MESSAGE" if isinstance(part, TextPart) else "REASONING_MESSAGE"
+            kind, text = f"{kind}_CONTENT", part.text
+            key = {"messageId": _message_id(self.turn, self.step, index)}
         else:
             return []
         if len(text) <= said.sent:
@@ -474,4 +483,3 @@ class RunFeed:
             return []
         self.state = state
         return [{"type": "STATE_SNAPSHOT", "snapshot": state}]
-

@@ -21,6 +21,7 @@ import asyncio
 import contextlib
 import inspect
 from collections.abc import AsyncIterator, Iterable
+from functools import partial
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -28,6 +29,7 @@ from starlette.responses import Response
 from starlette.types import Send as AsgiSend
 
 from inbox_core.codec import event_to_json
+from inbox_core.commands import Send
 from inbox_core.errors import InboxCoreError
 from inbox_core.http.agui import AgUiInput, FieldError, RunFeed, held_ids, run_input
 from inbox_core.http.auth import Access
@@ -68,12 +70,14 @@ async def post_agui(door: FrontDoor, request: Request) -> Response:
     run = _read(document, agent, held_ids(log))
     if run.sends:
         access.require("post", agent)
-    receipts = []
-    for send in run.sends:  # in order, each keyed by its message id (R35)
-        key = str(send.input.message.id)
-        receipts.append(await door.run(lambda s=send, k=key: door.store.post(agent, s, key=k)))
+    receipts = [await door.run(partial(_post, door, agent, send)) for send in run.sends]
     door.metrics.posts.labels("ag-ui").inc(len(receipts))
     return AgUiStream.open(door, request, access, agent, run, log, receipts)
+
+
+def _post(door: FrontDoor, agent: str, send: Send) -> Receipt:
+    """Post ``send``, keyed by its message's id (R35: a retry posts nothing twice)."""
+    return door.store.post(agent, send, key=str(send.input.message.id))
 
 
 def _read(document: object, agent: str, held: Iterable[str]) -> AgUiInput:
@@ -81,9 +85,9 @@ def _read(document: object, agent: str, held: Iterable[str]) -> AgUiInput:
     try:
         run = run_input(document, agent, held)
         if run.follow is None:
-            raise FieldError("messages", "no user message: nothing to run")
+            raise FieldError("messages", "no user message: nothing to run", "InvalidInput")
     except FieldError as error:
-        raise Problem.of(error, 422, field=error.field) from None
+        raise Problem(422, str(error), title=error.error, field=error.field) from None
     return run
 
 
