@@ -83,7 +83,8 @@ def check_sequence(events: list[Any]) -> None:
         elif kind == "STEP_FINISHED":
             steps.remove(event["stepName"])
         elif kind == "RUN_FINISHED":
-            assert not (open_text or open_reasoning or open_spans or open_tools or steps), event
+            still = (open_text, open_reasoning, open_spans, open_tools, steps)
+            assert not any(still), (event, still)
 
 
 def texts(events: Iterable[Any]) -> dict[str, str]:

@@ -96,6 +96,9 @@ def test_r44_forwarded_props_intent_names_the_intent(
     assert (send.input.target, send.input.wakeup) == (target, wakeup)
 
 
+INTENT = "forwardedProps.intent"
+
+
 @pytest.mark.parametrize(
     ("document", "field", "error"),
     [
@@ -120,8 +123,8 @@ def test_r44_forwarded_props_intent_names_the_intent(
         (run("ann", user("a\x00b")), "messages[0]", "InvalidInput"),
         (run("ann", user("x"), tools={}), "tools", "DecodeError"),
         (run("ann", user("x"), parentRunId=1), "parentRunId", "DecodeError"),
-        (run("ann", user("x"), forwardedProps={"intent": "shout"}), "forwardedProps.intent", "InvalidInput"),
-        (run("ann", user("x"), forwardedProps={"intent": None}), "forwardedProps.intent", "InvalidInput"),
+        (run("ann", user("x"), forwardedProps={"intent": "shout"}), INTENT, "InvalidInput"),
+        (run("ann", user("x"), forwardedProps={"intent": None}), INTENT, "InvalidInput"),
     ],
 )
 def test_r44_a_run_agent_input_that_does_not_validate_names_agui_s_field(
@@ -214,7 +217,8 @@ def test_r44_r18_an_error_end_is_run_error_with_its_code_and_message() -> None:
     assert events[0] == {"type": "RUN_STARTED", "threadId": "ann", "runId": "2"}
     assert events[-3] == {"type": "STEP_FINISHED", "stepName": "step 1"}
     assert events[-2]["type"] == "STATE_SNAPSHOT"
-    assert events[-1] == {"type": "RUN_ERROR", "message": "the model refused", "code": "model-error"}
+    failed = {"type": "RUN_ERROR", "message": "the model refused", "code": "model-error"}
+    assert events[-1] == failed
     assert texts(events)["turn-2-step-1-part-4"] == "echo: fail"
 
 
@@ -229,7 +233,7 @@ def test_r44_r22_a_stopped_turn_finishes_its_run_with_the_end_in_its_result() ->
     queued = max(snapshots, key=lambda s: len(s["nextTurn"]))  # the queue is AG-UI state
     assert [e["message"]["id"] for e in queued["nextTurn"]] == ["u3", "u4", "u5"]
     assert [e["message"]["id"] for e in queued["nextStep"]] == ["u2"]
-    assert {"abortCause": {"kind": "user"}} .items() <= snapshots[-1].items()
+    assert {"abortCause": {"kind": "user"}}.items() <= snapshots[-1].items()
     assert len(snapshots) == len({json.dumps(s, sort_keys=True) for s in snapshots})
 
 
@@ -257,8 +261,9 @@ def test_r44_a_message_not_taken_yet_waits_and_a_rejected_post_fails_the_run() -
     feed = RunFeed("ann", "u9")
     assert fed(feed, FEEDS["queue"]) == []  # nothing before its turn: not even state
     assert not feed.done
-    assert feed.rejected("DuplicateMessageId", "a pending message has that id") == [
-        {"type": "RUN_ERROR", "message": "a pending message has that id", "code": "DuplicateMessageId"}
+    text = "a pending message has that id"
+    assert feed.rejected("DuplicateMessageId", text) == [
+        {"type": "RUN_ERROR", "message": text, "code": "DuplicateMessageId"}
     ]
     assert feed.done
     assert feed.durable(FEEDS["queue"][0]) == []
