@@ -18,12 +18,14 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 from typing import Any
 
 import pytest
 
 from inbox_core.shell.stores.base import Store
 from tests.http_ui.hosts import LONG_REPLY, TOOL_ARGUMENTS
+from tests.http_ui.node import ROOT
 from tests.http_ui.served import Served
 from tests.http_ui.test_inspector import (
     alert,
@@ -447,3 +449,130 @@ def test_r40_v5_r43_a_reply_streams_in_over_the_real_server(page: Any, serve: An
     partial = [text for text in shown if text and text != final]
     assert partial, shown  # it grew: seen before it was whole
     assert all(final.startswith(text) for text in partial), shown
+
+
+# --------------------------------------------------------------- README's picture
+
+CHAT_PICTURE = ROOT / "docs" / "chat.png"
+
+
+def said(ident: str, text: str) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "role": "user",
+        "content": [{"type": "text", "text": text}],
+        "source": {"kind": "user"},
+    }
+
+
+def conversation() -> list[dict[str, Any]]:
+    """A log as the speaking host would leave it: turn 1 answered with a tool call, turn 2
+    running (its reply streams below), a follow up and a quiet entry queued."""
+    entry = lambda message, wakeup=True: {"message": message, "contexts": [], "wakeup": wakeup}  # noqa: E731
+    first = said("m1", "What's the weather in Paris today?")
+    second = said("m2", "And tomorrow? We have a picnic at noon.")
+    reply = [
+        {"type": "reasoning", "text": "The user asks about today's weather in Paris."},
+        {"type": "text", "text": "Let me check the weather."},
+        {
+            "type": "tool-call",
+            "id": "call-1",
+            "name": "weather",
+            "arguments": '{"city": "Paris", "day": "today"}',
+        },
+        {
+            "type": "tool-result",
+            "id": "call-1",
+            "content": "sunny, 24 °C, light wind",
+            "isError": False,
+        },
+        {"type": "text", "text": "It is sunny in Paris today: 24 °C with a light wind."},
+    ]
+    spliced = lambda target, start, *entries: {  # noqa: E731
+        "type": "agent/inbox/spliced",
+        "data": {"target": target, "start": start, "inserted": list(entries)},
+    }
+    claim = {
+        "type": "agent/inbox/spliced",
+        "data": {"target": "next-turn", "start": 0, "removedCount": 1, "inserted": []},
+    }
+    log = [
+        spliced("next-turn", 0, entry(first)),
+        {"type": "turn/start", "data": {"turn": 1}},
+        claim,
+        {"type": "step/start", "data": {"turn": 1, "step": 1}},
+        {"type": "user/message", "data": first},
+        {"type": "host/output", "data": {"parts": reply, "model": "gpt-5-mini"}},
+        {"type": "step/end", "data": {"turn": 1, "step": 1}},
+        {"type": "turn/end", "data": {"turn": 1, "reason": {"kind": "completed"}}},
+        spliced("next-turn", 0, entry(second)),
+        {"type": "turn/start", "data": {"turn": 2}},
+        claim,
+        {"type": "step/start", "data": {"turn": 2, "step": 1}},
+        {"type": "user/message", "data": second},
+        spliced("next-turn", 0, entry(said("m3", "Then book a table for two at 19:00"))),
+        spliced("next-turn", 1, entry(said("m4", "Remind me to bring a jacket"), False)),
+    ]
+    return [{"seq": seq, **event} for seq, event in enumerate(log)]
+
+
+def streaming() -> str:
+    at = {"turn": 2, "step": 1}
+    messages = [
+        {"kind": "reasoning-delta", **at, "part": 0, "text": "Tomorrow, noon, Paris."},
+        {"kind": "text-delta", **at, "part": 1, "text": "Tomorrow looks good for a picnic: "},
+        {"kind": "text-delta", **at, "part": 1, "text": "clouds in the morning, then sun "},
+        {"kind": "text-delta", **at, "part": 1, "text": "by noon, around"},
+    ]
+    return "".join(output("output", m) for m in messages)
+
+
+def test_r40_v5_a_conversation_with_a_streaming_reply_a_tool_call_and_a_queue(
+    page: Any, serve: Any
+) -> None:
+    """README's picture of the chat (``INBOX_CORE_SCREENSHOT=1`` writes docs/chat.png): the
+    page over a scripted log and live output frames (the event stream's pinned forms),
+    so the picture shows a reply while it streams."""
+    served = serve()
+    log = conversation()
+    agent = {
+        "agent": "ada",
+        "seq": len(log),
+        "status": "running",
+        "lastTurn": 2,
+        "awaiting": None,
+        "abortCause": None,
+        "nextTurn": [],
+        "nextStep": [],
+        "pendingPosts": 0,
+    }
+
+    def answer(route: Any) -> None:
+        url = route.request.url
+        if "/events" in url:
+            body = "".join(frame(e) for e in log) + streaming()
+            route.fulfill(status=200, headers={"Content-Type": "text/event-stream"}, body=body)
+        elif url.endswith("/v1/agents/ada"):
+            route.fulfill(status=200, json=agent)
+        else:
+            route.fulfill(
+                status=200,
+                json={"agents": [{"id": "ada", "work": True, "pendingPosts": 0}], "next": None},
+            )
+
+    page.route("**/v1/agents**", answer)
+    page.goto(served.page("ada"))
+    growing = reply(turn(page, 2))
+    expect(growing).to_contain_text("Tomorrow looks good for a picnic")
+    expect(growing).to_have_attribute("aria-busy", "true")
+    call = tool_call(reply(turn(page, 1)), "weather")
+    call.locator("summary").click()
+    expect(call).to_contain_text("sunny, 24 °C")
+    expect(places(page, "Next turn")).to_have_text(
+        ["runs next", "2nd in line, once a follow up comes"]
+    )
+    expect(hint(page, "followup")).to_have_text("Follow up runs after turn 2 and 2 queued messages")
+    page.unroute("**/v1/agents**")
+    if os.environ.get("INBOX_CORE_SCREENSHOT"):
+        CHAT_PICTURE.parent.mkdir(exist_ok=True)
+        page.screenshot(path=str(CHAT_PICTURE), full_page=True)
