@@ -164,14 +164,16 @@ def test_r40_v5_places_counts_and_what_each_intent_does_now(page: Any, serve: An
         "Steer starts a turn now, with the first queued message"
     )
     expect(hint(page, "inject")).to_have_text("Inject waits for the next turn and starts nothing")
-    expect(places(page, "Next turn")).to_have_text(
-        ["runs next, once a follow up comes", "2nd in line, once a follow up comes"]
-    )
+    expect(places(page, "Next turn")).to_have_text(["runs next", "2nd in line"])
+    parked = pending(page, "Next turn").locator(".parked")
+    expect(parked).to_have_text(["· once a follow up comes"] * 2)  # nothing wakes them
+    expect(page.get_by_text("2nd in line", exact=True)).to_have_count(1)
 
     send(page, "three", "Follow up")  # turn 1 takes "one", the quiet entry ahead (R14)
     expect(status(page)).to_contain_text("turn 1")
     expect(turn(page, 1)).to_contain_text("one")
     expect(places(page, "Next turn")).to_have_text(["runs next", "2nd in line"])
+    expect(parked).to_have_count(0)  # "three" wakes the agent: both run in turn
     expect(pending(page, "Next turn").nth(1)).to_contain_text("three")
     expect(hint(page, "followup")).to_have_text("Follow up runs after turn 1 and 2 queued messages")
     expect(hint(page, "steer")).to_have_text("Steer joins turn 1 at its next step")
@@ -568,9 +570,7 @@ def test_r40_v5_a_conversation_with_a_streaming_reply_a_tool_call_and_a_queue(
     call = tool_call(reply(turn(page, 1)), "weather")
     call.locator("summary").click()
     expect(call).to_contain_text("sunny, 24 °C")
-    expect(places(page, "Next turn")).to_have_text(
-        ["runs next", "2nd in line, once a follow up comes"]
-    )
+    expect(places(page, "Next turn")).to_have_text(["runs next", "2nd in line"])
     expect(hint(page, "followup")).to_have_text("Follow up runs after turn 2 and 2 queued messages")
     page.unroute("**/v1/agents**")
     if os.environ.get("INBOX_CORE_SCREENSHOT"):

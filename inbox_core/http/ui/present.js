@@ -74,7 +74,8 @@ export function ordinal(n) {
 }
 
 /**
- * Where each next-turn entry stands (R40 v5): "runs next", "2nd in line", ... A turn takes
+ * Where each next-turn entry stands (R40 v5): `{place, parked}`, the place "runs next",
+ * "2nd in line", ... A turn takes
  * one next-turn entry, the first (R9, R20), and turns go on while a waking entry waits
  * (R19); an entry with no waking one at or after it is parked (R15): it runs in its place
  * once something wakes the agent.
@@ -86,15 +87,19 @@ export function placeLabels(entries) {
     wakingAfter ||= entries[i].wakeup === true;
     parked[i] = !wakingAfter;
   }
-  return entries.map((_, i) => {
-    const place = i === 0 ? "runs next" : `${ordinal(i + 1)} in line`;
-    return parked[i] ? `${place}, once a follow up comes` : place;
-  });
+  return entries.map((_, i) => ({
+    place: i === 0 ? "runs next" : `${ordinal(i + 1)} in line`,
+    parked: parked[i],
+  }));
 }
+
+/** Where a parked entry's place holds: once something wakes the agent (R15). */
+export const PARKED = "once a follow up comes";
 
 /** Where a next-step entry goes: the live turn's next step, or the next turn's first. */
 export function nextStepPlace(liveTurn) {
-  return liveTurn === null ? "joins the next turn's first step" : `joins turn ${liveTurn} at its next step`;
+  const place = liveTurn === null ? "joins the next turn's first step" : `joins turn ${liveTurn} at its next step`;
+  return { place, parked: false };
 }
 
 /**

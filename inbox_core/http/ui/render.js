@@ -3,6 +3,7 @@
 
 import { entryMessages } from "./fold.js";
 import {
+  PARKED,
   errorLine,
   fateLabel,
   messageSummary,
@@ -121,7 +122,7 @@ function messageLine(message) {
 
 /**
  * One pending entry (R3): its text (other blocks summarized; long texts behind "Show
- * more"), its place in line (`place`, next-turn entries, R40 v5), source kind, wakeup, id
+ * more"), its place in line (`place`: `{place, parked}`, R40 v5), source kind, wakeup, id
  * and contexts (inside the item, never items of the list), with Edit, Remove and, in the
  * next-turn list, Steer now. While it is edited: the text box "Edit message" (what is typed
  * kept in `view.drafts`), Save, Cancel.
@@ -130,7 +131,9 @@ export function entryItem(entry, { target, editing, place, actions, view }) {
   const { message } = entry;
   const others = otherBlocks(message);
   const parts = [
-    place ? el("div", { class: "place" }, place) : null,
+    place
+      ? el("div", { class: "place-line" }, el("span", { class: "place" }, place.place), place.parked ? el("span", { class: "parked" }, ` · ${PARKED}`) : null)
+      : null,
     longText("entry-text", textOf(message) || (others ? "" : "(no text)"), `entry:${message.id}`, view),
     others ? el("div", { class: "entry-meta" }, others) : null,
     el(

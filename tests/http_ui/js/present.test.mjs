@@ -116,20 +116,14 @@ test("R40 v5: words agree with numbers; ordinals", () => {
 
 test("R40 v5, R9, R15, R19: each next-turn entry's place; parked ones wait for a follow up", () => {
   const entry = (wakeup) => ({ message: { id: "x" }, contexts: [], wakeup });
+  const labels = (entries) => placeLabels(entries).map(({ place, parked }) => (parked ? `${place} (parked)` : place));
   assert.deepEqual(placeLabels([]), []);
-  assert.deepEqual(placeLabels([entry(true), entry(true), entry(false)]), [
-    "runs next",
-    "2nd in line",
-    "3rd in line, once a follow up comes",
-  ]);
+  assert.deepEqual(labels([entry(true), entry(true), entry(false)]), ["runs next", "2nd in line", "3rd in line (parked)"]);
   // a quiet entry ahead of a waking one runs in its turn (R14, D23)
-  assert.deepEqual(placeLabels([entry(false), entry(true)]), ["runs next", "2nd in line"]);
-  assert.deepEqual(placeLabels([entry(false), entry(false)]), [
-    "runs next, once a follow up comes",
-    "2nd in line, once a follow up comes",
-  ]);
-  assert.equal(nextStepPlace(4), "joins turn 4 at its next step");
-  assert.equal(nextStepPlace(null), "joins the next turn's first step");
+  assert.deepEqual(labels([entry(false), entry(true)]), ["runs next", "2nd in line"]);
+  assert.deepEqual(labels([entry(false), entry(false)]), ["runs next (parked)", "2nd in line (parked)"]);
+  assert.deepEqual(nextStepPlace(4), { place: "joins turn 4 at its next step", parked: false });
+  assert.deepEqual(nextStepPlace(null), { place: "joins the next turn's first step", parked: false });
 });
 
 test("R40 v5, R12-R15: what each intent does now", () => {
