@@ -224,3 +224,33 @@ def bearer(token: str) -> dict[str, str]:
 
 def _auth(token: str) -> tuple[str, str]:
     return ("authorization", f"Bearer {token}")
+
+
+HOSTILE = [
+    b"[" * 100_000 + b"]" * 100_000,  # nested past maxDocumentDepth
+    b'{"threadId": "\\ud800", "runId": "r", "messages": []}',  # a lone surrogate
+    b'{"threadId": "AGENT", "runId": "r", "messages": [{"id": "\\ud800", "role": "user",'
+    b' "content": "x"}]}',
+    b'{"threadId": "AGENT", "runId": "r", "messages": [{"id": "m", "role": "user",'
+    b' "content": [{"type": "text", "text": "\\udfff"}]}]}',
+    b'{"threadId": "AGENT", "runId": "r", "messages": [{"id": "m", "role": "user",'
+    b' "content": "x", "metadata": ' + b"[" * 5000 + b"]" * 5000 + b"}]}",
+    b'{"threadId": "AGENT", "runId": "r", "messages": ' + b"1" * 5000 + b"}",
+    b"\xff\xfe not utf-8",
+]
+
+
+@run_async
+async def test_r44_hostile_bodies_get_a_4xx_problem_and_write_nothing(store: AnyStore) -> None:
+    agent = agent_name()
+    async with front(store) as client:
+        for body in HOSTILE:
+            answer = await client.post(
+                f"/v1/agents/{agent}/ag-ui",
+                content=body.replace(b"AGENT", agent.encode()),
+                headers=dict([JSON]),
+            )
+            assert answer.status_code in (400, 413, 422), (answer.status_code, answer.text[:200])
+            assert answer.headers["content-type"] == "application/problem+json"
+    assert store.log(agent).read() == []
+    assert store.pending(agent) == []
