@@ -27,6 +27,7 @@ from starlette.types import Scope
 
 from inbox_core import limits
 from inbox_core.http import reading
+from inbox_core.http.agui_stream import post_agui
 from inbox_core.http.auth import TTL_SECONDS
 from inbox_core.http.bodies import BODY_SECONDS
 from inbox_core.http.door import FrontDoor, Handler, Limits, endpoint
@@ -112,6 +113,7 @@ def create_app(
         route(f"{agent}/posts/{{post}}", "post", reading.get_post),
         *(route(f"{agent}/{intent}", intent, post_intent(intent), "POST") for intent in INTENTS),
         route(f"{agent}/commands", "commands", post_command, "POST"),
+        route(f"{agent}/ag-ui", "ag-ui", post_agui, "POST"),
     ]
     if ui_directory is not None and Path(ui_directory).is_dir():
         routes.append(_Pages("/", app=StaticFiles(directory=ui_directory, html=True), name="ui"))

@@ -162,6 +162,71 @@ POST_ID: Final = {"type": "integer", "minimum": 1, "maximum": MAX_POST_ID}
 SEQ: Final = {"type": "integer", "minimum": 0, "maximum": limits.MAX_SAFE_INTEGER}
 COUNT: Final = {"type": "integer", "minimum": 0}
 
+_OPTIONAL_TEXT: Final = {"oneOf": [{"type": "null"}, {"type": "string"}]}
+_OPTIONAL_LIST: Final = {"oneOf": [{"type": "null"}, {"type": "array", "items": {}}]}
+RUN_AGENT_INPUT: Final = {
+    "description": "AG-UI's RunAgentInput (R44; what the server reads of it, open to the rest "
+    "of AG-UI's fields): threadId is the agent id; the user messages whose ids the log does "
+    "not hold are posted in order with the intent forwardedProps.intent names (followup, "
+    "queue, steer, inject; followup by default); messages of other roles are passed over.",
+    "type": "object",
+    "properties": {
+        "threadId": {"type": "string"},
+        "runId": {"type": "string"},
+        "parentRunId": _OPTIONAL_TEXT,
+        "protocolVersion": _OPTIONAL_TEXT,
+        "state": {},
+        "messages": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string"},
+                    "role": {
+                        "enum": [
+                            "developer",
+                            "system",
+                            "assistant",
+                            "user",
+                            "tool",
+                            "activity",
+                            "reasoning",
+                        ]
+                    },
+                    "content": {},
+                },
+                "required": ["id", "role"],
+                "if": {"properties": {"role": {"const": "user"}}},
+                "then": {
+                    "properties": {
+                        "content": {
+                            "anyOf": [
+                                {"type": "string"},
+                                {
+                                    "type": "array",
+                                    "items": {
+                                        "type": "object",
+                                        "properties": {"type": {"type": "string"}},
+                                        "required": ["type"],
+                                    },
+                                },
+                            ]
+                        }
+                    },
+                    "required": ["content"],
+                },
+            },
+        },
+        "tools": _OPTIONAL_LIST,
+        "context": _OPTIONAL_LIST,
+        "resume": _OPTIONAL_LIST,
+        "forwardedProps": {},
+    },
+    "required": ["threadId", "runId", "messages"],
+}
+"""The body of ``POST .../ag-ui``: the shape ``inbox_core.http.agui.run_input`` checks
+(a value it refuses beyond it is ``InvalidInput``)."""
+
 _DERIVED: Final = (
     "IntentMessage",
     "IntentBody",
@@ -179,6 +244,7 @@ _DERIVED: Final = (
     "AgentList",
     "Health",
     "OpenApiDocument",
+    "RunAgentInput",
 )
 
 
@@ -259,6 +325,7 @@ def derived() -> dict[str, Json]:
                 "detail": {"type": "string"},
                 **answer,
                 "messageId": {"type": "string"},
+                "field": {"type": "string"},
             },
             "required": ["type", "title", "status"],
         },
@@ -303,6 +370,7 @@ def derived() -> dict[str, Json]:
             "type": "object",
             "required": ["openapi", "info", "paths", "components"],
         },
+        "RunAgentInput": RUN_AGENT_INPUT,
     }
     assert tuple(out) == _DERIVED
     return out

@@ -89,11 +89,13 @@ class Answer:
 
 
 POSTED: Final = "Location Preference-Applied?"
+STREAMED: Final = "Cache-Control? X-Accel-Buffering?"
 ANSWERS: Final = (
     Answer(200, "any", "", "OK"),
-    Answer(200, "body", POSTED, "the owner applied the post within the wait"),
-    Answer(202, "body", POSTED, "the post is durable, not decided yet"),
-    Answer(200, "stream", "Cache-Control? X-Accel-Buffering?", "or the events live, as SSE"),
+    Answer(200, "posting", POSTED, "the owner applied the post within the wait"),
+    Answer(202, "posting", POSTED, "the post is durable, not decided yet"),
+    Answer(200, "stream", STREAMED, "or the events live, as SSE"),
+    Answer(200, "run", STREAMED, "the run's AG-UI events, as SSE (a rejected post: RUN_ERROR)"),
     Answer(400, "body", "", "the body is not UTF-8 JSON; a bad Idempotency-Key, Content-Length"),
     Answer(400, "query", "", "a query parameter out of its bounds"),
     Answer(400, "stream", "", "a Last-Event-ID that is no seq"),
@@ -103,12 +105,14 @@ ANSWERS: Final = (
     Answer(404, "post", "", "no such post for this agent"),
     Answer(405, "any", "Allow", "the path does not take this method"),
     Answer(408, "body", "", "the body did not arrive in time"),
-    Answer(409, "body", POSTED, "the owner rejected the post (written and consumed)"),
+    Answer(409, "posting", POSTED, "the owner rejected the post (written and consumed)"),
     Answer(413, "body", "", "the body is over maxDocumentSize"),
     Answer(415, "body", "", "a media type other than application/json"),
     Answer(422, "body", "", "JSON that is no postable command or message"),
+    Answer(422, "run", "", "a RunAgentInput that does not validate (field: AG-UI's name)"),
     Answer(429, "body", "Retry-After", "the token's bodies in flight are over its budget"),
     Answer(429, "stream", "Retry-After", "the token has its most event streams open"),
+    Answer(429, "run", "Retry-After", "the token has its most event streams open"),
     Answer(431, "any", "", "more than 100 headers or 32 KiB of them"),
     Answer(500, "any", "", "the server failed (logged, never shown)"),
     Answer(503, "store", "", "the store failed: retry (a post with its Idempotency-Key)"),
@@ -124,9 +128,10 @@ ANYWHERE: Final = frozenset(a.status for a in ANSWERS if a.trait == "any" and a.
 class Operation:
     """One path and method: its name, what it takes, what it answers by its traits:
     ``token`` (it asks for a token), ``store`` (it reads the store), ``agent`` (its path
-    names an agent), ``post`` (and a post), ``body`` (it takes a body and posts it),
-    ``query`` (it takes query values), ``stream`` (it may answer an event stream); every
-    operation has ``any``."""
+    names an agent), ``post`` (and a post), ``body`` (it takes a JSON body), ``posting``
+    (it posts it and answers the post), ``query`` (it takes query values), ``stream`` (it
+    may answer an event stream), ``run`` (it answers an AG-UI run, R44); every operation
+    has ``any``."""
 
     name: str
     method: str
@@ -157,7 +162,7 @@ def _traits(*names: str) -> frozenset[str]:
 
 
 AGENT: Final = _traits("token", "store", "agent")
-POSTING: Final = AGENT | {"body"}
+POSTING: Final = AGENT | {"body", "posting"}
 _POST_PARAMETERS: Final = ("agent", "Idempotency-Key", "Prefer")
 
 
@@ -190,6 +195,17 @@ OPERATIONS: Final = (
         POSTING,
         "PostableCommand",
         _POST_PARAMETERS,
+    ),
+    Operation(
+        "postAgUi",
+        "post",
+        "/v1/agents/{agent}/ag-ui",
+        "posting",
+        "Run the agent as an AG-UI agent: RunAgentInput in, its events out (R44)",
+        "AgUiEvents",
+        AGENT | {"body", "run"},
+        "RunAgentInput",
+        ("agent",),
     ),
     Operation(
         "getPost",
@@ -351,7 +367,8 @@ PARAMETERS: Final[dict[str, Json]] = {
     },
 }
 
-_TEXT: Final = {"Metrics": "text/plain; version=0.0.4"}
+_TEXT: Final = {"Metrics": "text/plain; version=0.0.4", "AgUiEvents": "text/event-stream"}
+"""Results that are no JSON: their media type (the body a string)."""
 
 
 # -------------------------------------------------------------------- the document

@@ -36,3 +36,20 @@ def test_r40_readme_shows_the_screenshot_the_browser_test_writes() -> None:
     width, height = struct.unpack(">II", data[16:24])  # the IHDR chunk
     assert width >= 1000
     assert height >= 600
+
+
+def test_r44_readme_shows_the_chat_the_browser_test_pictures_and_the_agui_client() -> None:
+    from tests.http_ui.test_chat import CHAT_PICTURE
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    found = re.search(r"^## The chat and AG-UI\n(.*?)(?=^## )", readme, re.M | re.S)
+    assert found is not None, "README has no section '## The chat and AG-UI'"
+    section = found.group(1)
+    images = re.findall(r"!\[[^\]]+\]\(([^)]+)\)", section)
+    assert images == [CHAT_PICTURE.relative_to(ROOT).as_posix()]
+    data = CHAT_PICTURE.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    assert struct.unpack(">II", data[16:24])[0] >= 1000
+    (command,) = re.findall(r"```sh\n(.*?)```", section, re.S)
+    assert "node say.mjs http://127.0.0.1:8000 " in command
+    assert (ROOT / "tests" / "http_ui" / "agui" / "say.mjs").exists()

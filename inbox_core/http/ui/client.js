@@ -5,6 +5,7 @@
 import { agentPath } from "./commands.js";
 import { logEventOf, SseParser } from "./sse.js";
 import { problemLine, problemTitle, rejectedLine } from "./present.js";
+import { liveOutputOf } from "./voice.js";
 
 const TOKEN_KEY = "inbox-core-token";
 
@@ -149,21 +150,24 @@ export class Client {
  * next event in seq order, `onState(state, detail)` with `connecting`, `live`,
  * `reconnecting` (detail: the attempt) or `failed` (detail: a RequestFailed, no retry:
  * a 4xx needs another token or agent, or the page cannot fold the log), `onReset()` when
- * a gap forces a fresh read, and `onProblem(error)` for a `problem` event (the server could
- * not read the log; the stream then ends and is resumed).
+ * a gap forces a fresh read, `onProblem(error)` for a `problem` event (the server could
+ * not read the log; the stream then ends and is resumed), and `onOutput(live)` with the
+ * agent's live output (R39 v5: `event: output` and `event: output-snapshot`, no `id:`, so
+ * `Last-Event-ID` stays the durable seq; `liveOutputOf`'s value).
  */
 export class EventStream {
-  constructor(client, agentId, { onEvent, onState = () => {}, onReset = () => {}, onProblem = () => {}, silence = 45_000, timers = globalThis } = {}) {
+  constructor(client, agentId, { onEvent, onOutput = () => {}, onState = () => {}, onReset = () => {}, onProblem = () => {}, silence = 45_000, timers = globalThis } = {}) {
     this.client = client;
     this.agentId = agentId;
     this.onEvent = onEvent;
+    this.onOutput = onOutput;
     this.onState = onState;
     this.onReset = onReset;
     this.onProblem = onProblem;
     this.silence = silence; // ms without a byte (the server comments every 15 s) = dead
     this.timers = timers;
     this.nextSeq = 0;
-    this.stats = { events: 0, duplicates: 0, gaps: 0, connections: 0 };
+    this.stats = { events: 0, duplicates: 0, gaps: 0, connections: 0, outputs: 0 };
     this.controller = null;
     this.stopped = false;
     this.done = null;
@@ -236,6 +240,12 @@ export class EventStream {
         arm();
         for (const sse of parser.push(value)) {
           if (sse.type === "problem") this.onProblem(problemOf(sse.data)); // then it ends
+          const live = liveOutputOf(sse);
+          if (live !== null) {
+            this.stats.outputs += 1;
+            this.onOutput(live);
+            continue;
+          }
           const event = logEventOf(sse);
           if (event !== null && this.deliver(event)) delivered = true;
           if (this.stopped) return delivered;

@@ -1,6 +1,8 @@
 // The inspector (R40): the agents of a store and, for one agent, its queue live over SSE,
-// with the controls a chat puts around a queue. Built only on the public API (R39): the
-// view is the fold of the agent's log, so a rejected action changes nothing on screen.
+// with the controls a chat puts around a queue, and the agent's side: each step's reply
+// growing from the live output (R40 v5, R43). Built only on the public API (R39): the view
+// is the fold of the agent's log and its live output, so a rejected action changes nothing
+// on screen.
 
 import { Client, EventStream, RequestFailed } from "./client.js";
 import {
@@ -17,8 +19,19 @@ import {
   stopCommand,
 } from "./commands.js";
 import { LogFold } from "./fold.js";
-import { fateCounts, statusLine } from "./present.js";
-import { el, entryItem, entryKey, fateRow, looseRecords, reconcile, turnItem } from "./render.js";
+import {
+  fateCounts,
+  intentHints,
+  lostEditLine,
+  nextStepPlace,
+  placeLabels,
+  plural,
+  statusLine,
+  stopLine,
+  textOf,
+} from "./present.js";
+import { el, entryItem, entryKey, fateRow, keptEdit, looseRecords, reconcile, turnItem } from "./render.js";
+import { LiveOutput } from "./voice.js";
 
 const $ = (id) => document.getElementById(id);
 const client = new Client();
@@ -26,8 +39,14 @@ const client = new Client();
 const view = {
   agentId: null,
   fold: new LogFold(),
+  live: new LiveOutput(), // the running step's reply so far (R43)
   stream: null,
-  editing: new Set(), // ids of the pending messages being edited
+  editing: new Map(), // id of a pending message being edited -> its list
+  saving: new Map(), // id -> the text a Save sent: the edit closes once the log shows it
+  kept: new Map(), // id -> {target, line}: an edit whose entry left meanwhile (R40 v5)
+  drafts: new Map(), // id -> what its edit box holds
+  expanded: new Set(), // keys of what the user opened (long texts, tool calls, reasoning)
+  stopped: null, // {turn, clear} of the last Stop or Stop and clear, for the line after it
   pendingPosts: null,
   loadedAt: null, // the log's length when the page opened: "idle" is only said once read
   renderQueued: false,
@@ -38,19 +57,29 @@ const view = {
 /**
  * Show one readable line for a failure (R40), replacing the one before: an element of role
  * `alert` named by the problem's title (the error class or HTTP status phrase), its text
- * the whole line.
+ * the whole line. `source` says what made it: "action", "stream" or "agents"; a failure
+ * that never reached the server is a connection's, whatever made it.
  */
-function showProblem(error) {
+function showProblem(error, source = "action") {
   const failed = error instanceof RequestFailed ? error : new RequestFailed(String(error?.message ?? error));
   const { line, title } = failed;
   const rest = line.startsWith(title) ? line.slice(title.length) : ` — ${line}`;
-  const dismiss = el("button", { type: "button", onclick: clearProblem }, "Dismiss");
+  const dismiss = el("button", { type: "button", onclick: () => clearProblem() }, "Dismiss");
   const alert = el("p", { role: "alert", "aria-labelledby": "alert-title" }, el("strong", { id: "alert-title" }, title), rest);
   $("alerts").replaceChildren(alert, dismiss);
+  $("alerts").dataset.source = failed.status === null && source === "action" ? "connection" : source;
 }
 
-function clearProblem() {
+/**
+ * Take the alert away (R40 v5: once the action or the connection succeeds): with
+ * `sources`, only an alert one of them made ("connection" is any request that never
+ * reached the server).
+ */
+function clearProblem(...sources) {
+  const shown = $("alerts").dataset.source;
+  if (sources.length > 0 && !sources.includes(shown) && shown !== "connection") return;
   $("alerts").replaceChildren();
+  delete $("alerts").dataset.source;
 }
 
 /**
@@ -99,9 +128,10 @@ async function loadAgents({ more = false } = {}) {
     agentsAfter = after;
     renderAgents();
     $("agents-note").textContent = agents.length === 0 ? "No agent has a log yet." : "";
+    clearProblem("agents");
   } catch (error) {
     $("agents-note").textContent = "The agents could not be listed.";
-    showProblem(error);
+    showProblem(error, "agents");
     if (error instanceof RequestFailed && (error.status === 401 || error.status === 403)) {
       return; // no use asking again before another token is given
     }
@@ -138,6 +168,8 @@ function renderAgents() {
     }),
   );
   $("more-agents").hidden = agentsAfter === null;
+  const shown = plural(agentsShown.length, "agent");
+  $("agents-count").textContent = agentsAfter === null ? `· ${shown}` : `· ${shown} shown`;
 }
 
 // ------------------------------------------------------------------------- one agent
@@ -146,13 +178,15 @@ function openAgent(agentId) {
   view.stream?.stop();
   view.agentId = agentId;
   view.fold = new LogFold();
-  view.editing.clear();
+  view.live = new LiveOutput();
+  for (const held of [view.editing, view.saving, view.kept, view.drafts, view.expanded]) held.clear();
+  view.stopped = null;
   view.pendingPosts = null;
   view.loadedAt = null;
   clearTimeout(refreshTimer); // a read for the agent before is ignored when it answers
   refreshTimer = null;
   clearProblem();
-  for (const id of ["next-turn", "next-step", "timeline", "loose-records"]) $(id).replaceChildren();
+  for (const id of ["next-turn", "next-step", "next-turn-kept", "next-step-kept", "timeline", "loose-records"]) $(id).replaceChildren();
   $("fates").tBodies[0].replaceChildren();
   $("welcome").hidden = agentId !== null;
   $("agent").hidden = agentId === null;
@@ -173,24 +207,35 @@ function openAgent(agentId) {
   }
   view.stream = new EventStream(client, agentId, {
     onEvent: (event) => {
-      view.fold.apply(event);
+      const { fold } = view;
+      // a step's end settles its reply: its host/output (or nothing) from now on
+      if ((event.type === "step/end" || event.type === "turn/end") && fold.openStep !== null) {
+        view.live.settle(fold.openTurn, fold.openStep);
+      }
+      fold.apply(event);
       scheduleRender();
+    },
+    onOutput: (live) => {
+      if (view.live.apply(live)) scheduleRender();
     },
     onReset: () => {
       view.fold = new LogFold();
       scheduleRender();
     },
-    onProblem: showProblem,
+    onProblem: (error) => showProblem(error, "stream"),
     onState: (state, detail) => {
       const line = $("connection");
       line.className = `connection ${state}`;
       line.textContent =
         state === "live" ? "live" : state === "connecting" ? "connecting…" : state === "reconnecting" ? `reconnecting… (attempt ${detail})` : "not connected";
-      if (state === "failed") showProblem(detail);
-      if (state === "live") refreshAgent();
+      if (state === "failed") showProblem(detail, "stream");
+      if (state === "live") {
+        clearProblem("stream"); // the connection works again: its alert goes
+        refreshAgent();
+      }
     },
   }).start();
-  window.inspector = { stats: view.stream.stats, fold: () => view.fold };
+  window.inspector = { stats: view.stream.stats, fold: () => view.fold, live: () => view.live };
   refreshAgent();
   scheduleRender();
 }
@@ -235,32 +280,29 @@ function liveTurn() {
 
 const entryActions = {
   edit(id) {
-    view.editing.add(id);
+    const entry = findEntry(id);
+    if (entry === null) return;
+    const target = listOf(id);
+    view.editing.set(id, target);
+    view.drafts.set(id, textOf(entry.message));
     render();
-    document.getElementById(`edit-${listOf(id)}-${encodeURIComponent(id)}`)?.focus();
+    document.getElementById(`edit-${target}-${encodeURIComponent(id)}`)?.focus();
   },
   cancelEdit(id) {
     const target = listOf(id);
-    view.editing.delete(id);
+    closeEdit(id);
     render();
     focusAction(target, id, "Edit");
   },
   async save(id, text) {
     const entry = findEntry(id);
-    if (entry === null) {
-      view.editing.delete(id);
-      render();
-      return;
-    }
-    const target = listOf(id);
-    await act(
-      () => client.post(agentPath(view.agentId, "/commands"), replaceCommand(entry.message, text)),
-      () => {
-        view.editing.delete(id);
-        render();
-        focusAction(target, id, "Edit");
-      },
-    );
+    if (entry === null) return; // it left meanwhile: render keeps the edit (R40 v5)
+    // the edit closes once the log shows the replacement; if the entry is claimed first,
+    // the replace changes nothing and the edit is kept (render)
+    view.saving.set(id, text);
+    const ok = await act(() => client.post(agentPath(view.agentId, "/commands"), replaceCommand(entry.message, text)));
+    if (!ok) view.saving.delete(id);
+    render();
   },
   remove(id) {
     return act(() => client.post(agentPath(view.agentId, "/commands"), removeCommand(id)));
@@ -268,7 +310,29 @@ const entryActions = {
   promote(id) {
     return act(() => client.post(agentPath(view.agentId, "/commands"), promoteCommand(id, liveTurn())));
   },
+  /** Send a kept edit as a new message with `intent` ("followup" or "steer"). */
+  async sendKept(id, intent) {
+    const text = view.drafts.get(id) ?? "";
+    if (text.trim() === "") return;
+    const turn = intent === "steer" ? liveTurn() : null;
+    const body = intentBody(text, turn === null ? null : expectTurn(turn));
+    const ok = await act(() => client.post(agentPath(view.agentId, `/${intent}`), body));
+    if (ok) {
+      closeEdit(id);
+      render();
+      $("message").focus();
+    }
+  },
+  dropKept(id) {
+    closeEdit(id);
+    render();
+    $("message").focus();
+  },
 };
+
+function closeEdit(id) {
+  for (const held of [view.editing, view.saving, view.kept, view.drafts]) held.delete(id);
+}
 
 function findEntry(id) {
   for (const target of ["next-turn", "next-step"]) {
@@ -279,7 +343,28 @@ function findEntry(id) {
 }
 
 function listOf(id) {
-  return view.fold.lists["next-step"].some((e) => e.message.id === id) ? "next-step" : "next-turn";
+  if (view.fold.lists["next-step"].some((e) => e.message.id === id)) return "next-step";
+  if (view.fold.lists["next-turn"].some((e) => e.message.id === id)) return "next-turn";
+  return view.editing.get(id) ?? "next-turn";
+}
+
+/**
+ * The edits as the log now stands: one whose replacement the log shows is done; one whose
+ * entry left the lists (claimed, removed) is kept with one line saying what happened, never
+ * lost (R40 v5); an entry that moved to the other list is edited there.
+ */
+function settleEdits() {
+  const fates = view.fold.fates();
+  for (const [id, target] of view.editing) {
+    if (view.kept.has(id)) continue;
+    const entry = findEntry(id);
+    if (entry !== null) {
+      view.editing.set(id, listOf(id));
+      if (view.saving.has(id) && textOf(entry.message) === view.saving.get(id)) closeEdit(id);
+      continue;
+    }
+    view.kept.set(id, { target, line: lostEditLine(fates.get(id)) });
+  }
 }
 
 function focusAction(target, id, name) {
@@ -295,29 +380,56 @@ function render() {
   const fold = view.fold;
   const stats = view.stream?.stats;
   const loaded = view.loadedAt !== null && fold.seq >= view.loadedAt;
+  const projection = fold.projection();
   $("status").textContent = loaded ? statusLine(fold) : "loading…";
   $("stop").hidden = !loaded || liveTurn() === null;
+  // Stop and clear: only when there is something to stop or clear (R40 v5)
+  const pendingCount = projection.nextTurn.length + projection.nextStep.length;
+  $("stop-clear").hidden = !loaded || (liveTurn() === null && pendingCount === 0);
+  $("stop-note").textContent = view.stopped === null ? "" : stopLine(view.stopped.turn, view.stopped.clear, projection);
   $("posts-note").textContent =
-    view.pendingPosts ? `${view.pendingPosts} post${view.pendingPosts > 1 ? "s" : ""} not yet applied` : "";
+    view.pendingPosts ? `${plural(view.pendingPosts, "post")} not yet applied` : "";
   document.body.dataset.seq = String(fold.seq);
   if (stats) document.body.dataset.duplicates = String(stats.duplicates);
-  for (const id of view.editing) if (findEntry(id) === null) view.editing.delete(id);
+  renderHints(projection);
+  settleEdits();
   for (const target of ["next-turn", "next-step"]) {
     const entries = fold.lists[target];
+    const places = target === "next-turn" ? placeLabels(entries) : entries.map(() => nextStepPlace(liveTurn()));
     reconcile(
       $(target),
-      entries.map((entry) => {
-        const editing = view.editing.has(entry.message.id);
+      entries.map((entry, index) => {
+        const id = entry.message.id;
+        const editing = view.editing.has(id) && !view.kept.has(id);
+        const place = places[index];
         return {
           key: entryKey(entry),
-          sig: JSON.stringify([entry, editing]),
-          build: () => entryItem(entry, { target, editing, actions: entryActions }),
+          sig: JSON.stringify([entry, editing, place]),
+          build: () => entryItem(entry, { target, editing, place, actions: entryActions, view }),
         };
       }),
     );
+    $(`${target}-count`).textContent = `· ${plural(entries.length, "message")}`;
     $(`${target}-empty`).hidden = entries.length > 0;
+    reconcile(
+      $(`${target}-kept`),
+      [...view.kept].filter(([, kept]) => kept.target === target).map(([id, kept]) => ({
+        key: id,
+        sig: JSON.stringify(kept),
+        build: () => keptEdit(id, target, kept.line, { actions: entryActions, view }),
+      })),
+    );
   }
   renderTimeline(fold);
+}
+
+/** What each intent of the composer does now (R40 v5), beside its button. */
+function renderHints(projection) {
+  const hints = intentHints(projection);
+  for (const item of $("composer-hint").children) {
+    const line = hints[item.dataset.intent];
+    if (item.textContent !== line) item.textContent = line;
+  }
 }
 
 function renderTimeline(fold) {
@@ -333,15 +445,12 @@ function renderTimeline(fold) {
   reconcile(
     $("timeline"),
     turns.map((block) => {
-      const extras = unadmitted.get(block.turn) ?? [];
       const open = block.turn === fold.openTurn;
-      return {
-        key: String(block.turn),
-        sig: JSON.stringify([block, extras, open]),
-        build: () => turnItem(block, { open, unadmitted: extras }),
-      };
+      const context = { open, openStep: fold.openStep, unadmitted: unadmitted.get(block.turn) ?? [], live: view.live, view };
+      return turnItem(block, context);
     }),
   );
+  $("timeline-count").textContent = `· ${plural(turns.length, "turn")}`;
   $("timeline-empty").hidden = turns.length > 0;
   let after = null;
   const loose = [];
@@ -350,7 +459,8 @@ function renderTimeline(fold) {
     else loose.push({ key: `${after}:${loose.length}`, sig: JSON.stringify(block), build: () => looseRecords(block, after) });
   }
   reconcile($("loose-records"), loose);
-  $("fate-counts").textContent = fates.size === 0 ? "No message yet." : `${fates.size} messages: ${fateCounts(fates)}`;
+  $("fates-count").textContent = `· ${plural(fates.size, "message")}`;
+  $("fate-counts").textContent = fates.size === 0 ? "No message yet." : fateCounts(fates);
   $("fates").hidden = fates.size === 0;
   reconcile(
     $("fates").tBodies[0],
@@ -374,6 +484,7 @@ function composerSend(intent) {
   const turn = intent === "steer" ? liveTurn() : null;
   const body = intentBody(text, turn === null ? null : expectTurn(turn));
   box.dataset.sending = "1";
+  view.stopped = null;
   const done = () => {
     delete box.dataset.sending;
   };
@@ -384,6 +495,21 @@ function composerSend(intent) {
       if (box.value === text) box.value = "";
     },
   ).finally(done);
+}
+
+/**
+ * Stop (or Stop and clear) turn `turn` (null: none runs): the line under the buttons says
+ * at once that it is stopping, then, as the log goes on, that it stopped and what still
+ * waits (R40 v5); a refused stop takes the line away (the alert says why).
+ */
+function stop(turn, command, clear) {
+  const stopped = { turn, clear };
+  view.stopped = stopped;
+  render();
+  act(() => client.post(agentPath(view.agentId, "/commands"), command)).then((ok) => {
+    if (!ok && view.stopped === stopped) view.stopped = null;
+    scheduleRender();
+  });
 }
 
 function wire() {
@@ -402,11 +528,9 @@ function wire() {
   });
   $("stop").addEventListener("click", () => {
     const turn = liveTurn();
-    if (turn !== null) act(() => client.post(agentPath(view.agentId, "/commands"), stopCommand(turn)));
+    if (turn !== null) stop(turn, stopCommand(turn), false);
   });
-  $("stop-clear").addEventListener("click", () =>
-    act(() => client.post(agentPath(view.agentId, "/commands"), stopAndClearCommand())),
-  );
+  $("stop-clear").addEventListener("click", () => stop(liveTurn(), stopAndClearCommand(), true));
   $("token-form").addEventListener("submit", (event) => {
     event.preventDefault();
     client.setToken($("token").value.trim());

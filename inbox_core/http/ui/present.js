@@ -56,6 +56,114 @@ export function reasonLabel(reason) {
   }
 }
 
+/** An error end (R18) as a sentence: its message and its code, in words (R40 v5). */
+export function errorLine(error) {
+  return `The turn failed: ${error.message} (error code ${error.code})`;
+}
+
+/** `count` and the word, agreeing: "1 message", "2 messages", "0 messages". */
+export function plural(count, one, many = `${one}s`) {
+  return `${count} ${count === 1 ? one : many}`;
+}
+
+/** 1st, 2nd, 3rd, 4th, ..., 11th, 12th, 13th, ..., 21st. */
+export function ordinal(n) {
+  const tens = n % 100;
+  const suffix = tens >= 11 && tens <= 13 ? "th" : ({ 1: "st", 2: "nd", 3: "rd" }[n % 10] ?? "th");
+  return `${n}${suffix}`;
+}
+
+/**
+ * Where each next-turn entry stands (R40 v5): `{place, parked}`, the place "runs next",
+ * "2nd in line", ... A turn takes
+ * one next-turn entry, the first (R9, R20), and turns go on while a waking entry waits
+ * (R19); an entry with no waking one at or after it is parked (R15): it runs in its place
+ * once something wakes the agent.
+ */
+export function placeLabels(entries) {
+  let wakingAfter = false;
+  const parked = new Array(entries.length);
+  for (let i = entries.length - 1; i >= 0; i -= 1) {
+    wakingAfter ||= entries[i].wakeup === true;
+    parked[i] = !wakingAfter;
+  }
+  return entries.map((_, i) => ({
+    place: i === 0 ? "runs next" : `${ordinal(i + 1)} in line`,
+    parked: parked[i],
+  }));
+}
+
+/** Where a parked entry's place holds: once something wakes the agent (R15). */
+export const PARKED = "once a follow up comes";
+
+/** Where a next-step entry goes: the live turn's next step, or the next turn's first. */
+export function nextStepPlace(liveTurn) {
+  const place = liveTurn === null ? "joins the next turn's first step" : `joins turn ${liveTurn} at its next step`;
+  return { place, parked: false };
+}
+
+/**
+ * What each intent of the composer does now (R40 v5, R12-R15, R19), one line each, from
+ * the projection on screen: `{status, openTurn, abortCause, nextTurn}`.
+ */
+export function intentHints({ openTurn, abortCause, nextTurn }) {
+  const queued = nextTurn.length;
+  const ahead = plural(queued, "queued message");
+  const running = openTurn !== null;
+  const live = running && abortCause === null;
+  let followup;
+  if (!running) followup = queued === 0 ? "Follow up starts a turn now" : `Follow up runs after ${ahead}`;
+  else followup = `Follow up runs after turn ${openTurn}${queued === 0 ? "" : ` and ${ahead}`}`;
+  const queue =
+    queued === 0 ? "Queue waits for the next follow up and starts nothing" : `Queue waits behind ${ahead} and starts nothing`;
+  let steer;
+  if (live) steer = `Steer joins turn ${openTurn} at its next step`;
+  else if (running) steer = `Steer starts the next turn once turn ${openTurn} has stopped`;
+  else steer = queued === 0 ? "Steer starts a turn now" : "Steer starts a turn now, with the first queued message";
+  const inject = live
+    ? `Inject rides along with the next step of turn ${openTurn}`
+    : "Inject waits for the next turn and starts nothing";
+  return { followup, queue, steer, inject };
+}
+
+/**
+ * Why an entry being edited is no longer pending (R40 v5: the edit is kept), from the
+ * message's fate (R32), in one line.
+ */
+export function lostEditLine(fate) {
+  switch (fate?.kind) {
+    case "admitted":
+      return `This message was already sent to the model (turn ${fate.turn}, step ${fate.step}); your edit is kept here.`;
+    case "claimed":
+      return `This message was already sent to the model (turn ${fate.turn}); your edit is kept here.`;
+    case "dropped":
+      return `This message was already taken by turn ${fate.turn}, which dropped it; your edit is kept here.`;
+    case "consumed":
+      return `This message was already taken by turn ${fate.turn}, which ended (${reasonLabel(fate.reason)}); your edit is kept here.`;
+    case "canceled":
+      return "This message was removed meanwhile; your edit is kept here.";
+    default:
+      return "This message is no longer waiting; your edit is kept here.";
+  }
+}
+
+/**
+ * After Stop (or Stop and clear) of turn `turn`: that it is stopping, then, once it ended,
+ * what still waits (R40 v5). `state`: `{openTurn, nextTurn, nextStep}` on screen.
+ */
+export function stopLine(turn, clear, { openTurn, nextTurn, nextStep }) {
+  if (turn !== null && openTurn === turn) {
+    return `Stopping turn ${turn}${clear ? " and clearing what waits" : ""}…`;
+  }
+  const parts = [turn === null ? "Cleared." : `Turn ${turn} stopped.`];
+  if (openTurn !== null) parts.push(`Turn ${openTurn} runs now.`);
+  const waits = [];
+  if (nextTurn.length > 0) waits.push(`${plural(nextTurn.length, "message")} for a turn`);
+  if (nextStep.length > 0) waits.push(`${plural(nextStep.length, "message")} for the next step`);
+  parts.push(waits.length === 0 ? "Nothing else waits." : `Still waiting: ${waits.join(", ")}.`);
+  return parts.join(" ");
+}
+
 const LIST_NAMES = { "next-turn": "next turn", "next-step": "next step" };
 
 /** A message's fate (R32) in words. */

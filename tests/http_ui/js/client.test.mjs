@@ -131,7 +131,7 @@ test("R39/R40: a dropped stream reconnects with Last-Event-ID and loses or repea
   const { seen, states } = collect(stream);
   await stream.start().done;
   assert.deepEqual(seen, [0, 1, 2, 3]);
-  assert.deepEqual(stream.stats, { events: 4, duplicates: 1, gaps: 0, connections: 2 });
+  assert.deepEqual(stream.stats, { events: 4, duplicates: 1, gaps: 0, connections: 2, outputs: 0 });
   assert.equal(calls[0].url, "/v1/agents/team-a%2Fx/events?since=0");
   assert.equal(calls[0].init.headers.Accept, "text/event-stream");
   for (const call of calls.slice(1, 4)) {
