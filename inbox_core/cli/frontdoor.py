@@ -13,88 +13,30 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import logging
-import signal
 import sys
 from collections.abc import Awaitable, Callable, Iterator
 from typing import Any, Final
 
-from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, printable
-from inbox_core.errors import InboxCoreError
+from inbox_core.cli.arguments import Bind
+from inbox_core.cli.output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, printable
+from inbox_core.cli.stores import on_store
 
 __all__ = [
-    "DEFAULT_BIND",
-    "HTTP_HELP",
-    "Bind",
     "FrontServer",
     "RefusedBind",
     "WithFront",
     "front_server",
-    "parse_bind",
     "run_http",
     "run_together",
 ]
 
-DEFAULT_BIND: Final = "127.0.0.1:8000"
 GRACE_SECONDS: Final = 5
 """How long a stopping server waits for requests in flight (event streams end at once)."""
-
-HTTP_HELP: Final = (
-    "serve every agent of a store over HTTP (API, event streams, inspector)",
-    """\
-Serve the front door of STORE (sqlite:PATH or a postgresql:// URL) over HTTP at --bind
-(default 127.0.0.1:8000) until SIGTERM or SIGINT: post to any agent
-(POST /v1/agents/AGENT/followup, /queue, /steer, /inject, /commands), read it
-(GET /v1/agents/AGENT, its /events as JSON or Server-Sent Events, /fates,
-/transcript, /posts/POST), list the agents (GET /v1/agents), and /openapi.json,
-/healthz, /metrics; the inspector at /. The server holds no state: any number of
-them serve one store, beside any number of workers (inbox-core serve), which apply
-the posts. With no token in the store (inbox-core token add) it serves a loopback
-address only; with tokens every request needs one (Authorization: Bearer). See
-specs/http.md.""",
-    """\
-examples:
-  inbox-core http sqlite:agents.db
-  inbox-core token add postgresql://app@db/agents web --scopes read,post --agents 'team-a/*'
-  inbox-core http postgresql://app@db/agents --bind 0.0.0.0:8080 --cors-origin https://app.example
-  curl -s localhost:8000/v1/agents/alice/followup -H 'content-type: application/json' \\
-       -d '{"message": {"content": "hello"}}'""",
-)
 
 
 class RefusedBind(Exception):
     """The bind address may not serve this store (its one-line reason)."""
-
-
-class Bind:
-    """A ``HOST:PORT`` to listen on (``[::1]:8000`` for IPv6)."""
-
-    def __init__(self, host: str, port: int) -> None:
-        self.host = host
-        self.port = port
-
-    @property
-    def loopback(self) -> bool:
-        if self.host == "localhost":
-            return True
-        try:
-            return ipaddress.ip_address(self.host).is_loopback
-        except ValueError:
-            return False  # a name: it may resolve to anything
-
-    def __str__(self) -> str:
-        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
-
-
-def parse_bind(text: str) -> Bind:
-    """argparse's type for ``--bind`` and ``--http``: ``HOST:PORT``."""
-    host, sep, port = text.rpartition(":")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    if not sep or not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT (e.g. 127.0.0.1:8000), got {text!r}")
-    return Bind(host, int(port))
 
 
 def check_bind(bind: Bind, store: Any) -> bool:
@@ -187,9 +129,10 @@ def front_server(
 
 
 class WithFront:
-    """What a signal stops in ``serve --http`` (``cli.shutdown.Shutdown`` calls ``stop`` from
-    its handler): the worker and the front door beside it; a second signal stops the front
-    door without waiting for requests in flight (and the worker abandons its hooks)."""
+    """What a signal stops in ``http`` and ``serve --http`` (``cli.shutdown.Shutdown`` calls
+    ``stop`` from its handler): the front door and the worker beside it, if any; a second
+    signal stops the front door without waiting for requests in flight (and the worker
+    abandons its hooks)."""
 
     def __init__(self, worker: Any, front: FrontServer) -> None:
         self.worker = worker
@@ -198,7 +141,8 @@ class WithFront:
 
     def stop(self) -> None:
         self.stops += 1
-        self.worker.stop()
+        if self.worker is not None:
+            self.worker.stop()
         self.front.stop(now=self.stops > 1)
 
 
@@ -221,91 +165,29 @@ async def run_together(
         task.result()
 
 
-async def serve_until_signal(front: FrontServer) -> None:
-    """Serve ``front`` until SIGTERM or SIGINT (a second one: without waiting)."""
-    loop = asyncio.get_running_loop()
-    signals = 0
-
-    def signalled() -> None:
-        nonlocal signals
-        signals += 1
-        front.stop(now=signals > 1)
-
-    for signum in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(signum, signalled)
-    try:
-        await run_together(front)
-    finally:
-        for signum in (signal.SIGTERM, signal.SIGINT):
-            loop.remove_signal_handler(signum)
-
-
-def register(commands: Any, formatter: type[argparse.HelpFormatter], store_type: Any) -> None:
-    """Add ``http`` and ``token`` to the subcommands of ``inbox-core``."""
-    from inbox_core.cli.tokens import TOKEN_HELP, add_token_arguments, run_token  # noqa: PLC0415
-
-    def command(name: str, texts: tuple[str, str, str], handler: Any) -> argparse.ArgumentParser:
-        summary, description, epilog = texts
-        sub: argparse.ArgumentParser = commands.add_parser(
-            name, help=summary, description=description, epilog=epilog, formatter_class=formatter
-        )
-        sub.set_defaults(handler=handler)
-        return sub
-
-    http = command("http", HTTP_HELP, run_http)
-    http.add_argument(
-        "store", type=store_type, metavar="STORE", help="sqlite:PATH or postgresql://..."
-    )
-    http.add_argument(
-        "--bind",
-        type=parse_bind,
-        default=parse_bind(DEFAULT_BIND),
-        metavar="HOST:PORT",
-        help=f"the address to listen on (default {DEFAULT_BIND}; beyond loopback only with tokens)",
-    )
-    http.add_argument(
-        "--cors-origin",
-        action="append",
-        default=[],
-        metavar="ORIGIN",
-        help="let browsers call from ORIGIN (repeatable; default: CORS off)",
-    )
-    http.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
-    add_token_arguments(command("token", TOKEN_HELP, run_token), store_type)
-
-
 def run_http(args: argparse.Namespace) -> int:
-    from inbox_core.shell.stores.opening import open_store  # noqa: PLC0415 - the shell, on demand
-
+    """``inbox-core http``; ``args.shutdown`` holds the signals since the process started."""
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,
         format="inbox-core http: %(message)s",
         stream=sys.stderr,
     )
-    try:
-        store = open_store(args.store)
-    except InboxCoreError as error:
-        err(f"inbox-core http: {type(error).__name__}: {error}")
-        return EXIT_FAILURE
+    return on_store("http", args.store, lambda store: _serve(store, args))
+
+
+def _serve(store: Any, args: argparse.Namespace) -> int:
     try:
         front = front_server(args.bind, store, cors_origins=args.cors_origin, quiet=args.quiet)
     except RefusedBind as why:
         err(f"inbox-core http: {why}")
-        store.close()
         return EXIT_USAGE
     except ImportError as error:
         err(f"inbox-core http: {error}")
-        store.close()
         return EXIT_FAILURE
-    except InboxCoreError as error:
-        err(f"inbox-core http: {type(error).__name__}: {error}")
-        store.close()
-        return EXIT_FAILURE
+    args.shutdown.serve(WithFront(None, front), GRACE_SECONDS)
     try:
-        asyncio.run(serve_until_signal(front))
+        asyncio.run(run_together(front))
     except OSError as error:
         err(f"inbox-core http: {error}")
         return EXIT_FAILURE
-    finally:
-        store.close()
     return EXIT_OK

@@ -30,7 +30,7 @@ from types import ModuleType
 from typing import Any, Final
 
 from inbox_core.cli.frontdoor import FrontServer, RefusedBind, WithFront, front_server, run_together
-from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err
+from inbox_core.cli.output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err
 from inbox_core.cli.shutdown import Shutdown, exit_now
 from inbox_core.errors import InboxCoreError, InvalidInput
 
@@ -121,14 +121,9 @@ def _load_file(where: str) -> ModuleType:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    shutdown = Shutdown.install(args.grace)  # first: no signal kills serve from now on
-    try:
-        return _run(args, shutdown)
-    finally:
-        shutdown.finish()
-
-
-def _run(args: argparse.Namespace, shutdown: Shutdown) -> int:
+    """``inbox-core serve``; ``args.shutdown`` holds the signals since the process started
+    (``inbox_core.cli.main`` took them first)."""
+    shutdown: Shutdown = args.shutdown
     from inbox_core.shell import durations  # noqa: PLC0415 - the shell, on demand
     from inbox_core.shell.worker import Worker  # noqa: PLC0415
 
@@ -171,7 +166,7 @@ def _run(args: argparse.Namespace, shutdown: Shutdown) -> int:
         worker.store.close()
         return EXIT_USAGE if isinstance(why, RefusedBind) else EXIT_FAILURE
     try:
-        shutdown.serve(worker if front is None else WithFront(worker, front))
+        shutdown.serve(worker if front is None else WithFront(worker, front), args.grace)
         asyncio.run(_serve(worker, shutdown, args.stats_seconds, front))
     except OSError as error:  # the HTTP address could not be bound
         err(f"inbox-core serve: {error}")
