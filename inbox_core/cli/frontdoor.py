@@ -12,120 +12,92 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import logging
 import sys
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, Final
+from collections.abc import Awaitable, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core.cli.arguments import Bind
 from inbox_core.cli.output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, printable
 from inbox_core.cli.stores import on_store
+from inbox_core.errors import InvalidInput
+
+if TYPE_CHECKING:
+    from inbox_core.http.serving import FrontServer
+
+ANY_ORIGIN: Final = ("*", "null")
+"""CORS origins that let a page of any site in (as ``inbox_core.http.app`` counts them)."""
 
 __all__ = [
-    "FrontServer",
-    "RefusedBind",
+    "Refused",
     "WithFront",
     "front_server",
     "run_http",
     "run_together",
 ]
 
-GRACE_SECONDS: Final = 5
-"""How long a stopping server waits for requests in flight (event streams end at once)."""
+
+class Refused(Exception):
+    """The options may not serve this store (its one-line reason): a usage error."""
 
 
-class RefusedBind(Exception):
-    """The bind address may not serve this store (its one-line reason)."""
-
-
-def check_bind(bind: Bind, store: Any) -> bool:
-    """Whether the app is public (bound beyond loopback); ``RefusedBind`` for a store with no
-    token on such an address."""
-    if bind.loopback:
+def check_serving(bind: Bind, store: Any, cors_origins: Sequence[str]) -> bool:
+    """Whether the app is public (bound beyond loopback); ``Refused`` for a store with no
+    token on such an address, or with a CORS origin that lets any page in (``*``, ``null``:
+    a page of any site could read every agent and post to it)."""
+    if bind.loopback and not any(origin in ANY_ORIGIN for origin in cors_origins):
         return False
     if store.tokens.count() == 0:
-        raise RefusedBind(
-            f"the store has no token, so it is served on a loopback address only (127.0.0.1,"
-            f" ::1, localhost), not {printable(bind.host)}; add one first: inbox-core token"
-            " add STORE NAME --scopes read,post --agents '*'"
+        if not bind.loopback:
+            raise Refused(
+                f"the store has no token, so it is served on a loopback address only"
+                f" (127.0.0.1, ::1, localhost), not {printable(bind.host)}; add one first:"
+                " inbox-core token add STORE NAME --scopes read,post --agents '*'"
+            )
+        raise Refused(
+            "--cors-origin * (or null) lets a page of any site read and post to every agent;"
+            " the store has no token: name the origins, or add a token first: inbox-core"
+            " token add STORE NAME --scopes read,post --agents '*'"
         )
-    return True
-
-
-# ------------------------------------------------------------------- the server
-
-
-class FrontServer:
-    """uvicorn serving one app in the caller's event loop; signals are the caller's."""
-
-    def __init__(self, app: Any, bind: Bind, *, quiet: bool = False) -> None:
-        import uvicorn  # noqa: PLC0415 - the http extra, on demand
-
-        class Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:  # the caller's handlers stay
-                yield
-
-        self.app = app
-        self.bind = bind
-        config = uvicorn.Config(
-            app,
-            host=bind.host,
-            port=bind.port,
-            lifespan="on",
-            log_level="warning" if quiet else "info",
-            timeout_graceful_shutdown=GRACE_SECONDS,
-            server_header=False,
-            log_config=None,
-        )
-        self.server = Server(config)
-        self._loop: asyncio.AbstractEventLoop | None = None
-
-    def stop(self, *, now: bool = False) -> None:
-        """End the event streams and stop listening; ``now``: without waiting for requests
-        in flight. Safe from a signal handler or another thread (it sets flags and hands
-        the rest to the server's loop)."""
-        self.server.should_exit = True
-        self.server.force_exit = self.server.force_exit or now
-        if self._loop is not None:
-            with contextlib.suppress(RuntimeError):  # the loop is closed: it has ended
-                self._loop.call_soon_threadsafe(self._close_streams)
-
-    def _close_streams(self) -> None:
-        from inbox_core.http.app import door_of  # noqa: PLC0415
-
-        door_of(self.app).close()
-
-    async def serve(self) -> None:
-        """Serve until ``stop``; ``OSError`` when the address cannot be bound."""
-        self._loop = asyncio.get_running_loop()
-        if self.server.should_exit:  # stopped before it started
-            self._close_streams()
-        try:
-            await self.server.serve()
-        except SystemExit:  # uvicorn's way of saying it could not bind
-            raise OSError(f"cannot listen on {self.bind} (see the line above)") from None
-        if not self.server.started and not self.server.should_exit:
-            raise OSError(f"cannot listen on {self.bind}")
+    return not bind.loopback
 
 
 def front_server(
     bind: Bind,
     store: Any,
+    options: argparse.Namespace,
     *,
-    cors_origins: list[str] | None = None,
     worker_stats: Callable[[], object] | None = None,
-    quiet: bool = False,
 ) -> FrontServer:
-    """The server of ``store`` at ``bind``: ``RefusedBind``, or the store's typed error."""
+    """The server of ``store`` at ``bind`` with the front door's ``options`` (those of
+    ``http``, or of ``serve`` with ``--http``): ``Refused``, or the store's typed error."""
     from inbox_core.http import create_app  # noqa: PLC0415 - the http extra, on demand
+    from inbox_core.http.serving import FrontServer  # noqa: PLC0415
 
-    public = check_bind(bind, store)
-    app = create_app(
-        store, public=public, cors_origins=cors_origins or (), worker_stats=worker_stats
+    public = check_serving(bind, store, options.cors_origin)
+    given = {
+        name: value
+        for name, value in (
+            ("agents_per_minute", options.agents_per_minute),
+            ("pending_per_agent", options.pending_per_agent),
+        )
+        if value is not None
+    }
+    try:
+        app = create_app(
+            store,
+            public=public,
+            cors_origins=options.cors_origin,
+            allowed_hosts=options.allowed_host,
+            worker_stats=worker_stats,
+            **given,
+        )
+    except InvalidInput as error:
+        raise Refused(str(error)) from None
+    server = {} if options.head_timeout is None else {"head_seconds": options.head_timeout}
+    return FrontServer(
+        app, bind, quiet=options.quiet, max_connections=options.max_connections, **server
     )
-    return FrontServer(app, bind, quiet=quiet)
 
 
 class WithFront:
@@ -177,14 +149,14 @@ def run_http(args: argparse.Namespace) -> int:
 
 def _serve(store: Any, args: argparse.Namespace) -> int:
     try:
-        front = front_server(args.bind, store, cors_origins=args.cors_origin, quiet=args.quiet)
-    except RefusedBind as why:
+        front = front_server(args.bind, store, args)
+    except Refused as why:
         err(f"inbox-core http: {why}")
         return EXIT_USAGE
     except ImportError as error:
         err(f"inbox-core http: {error}")
         return EXIT_FAILURE
-    args.shutdown.serve(WithFront(None, front), GRACE_SECONDS)
+    args.shutdown.serve(WithFront(None, front))
     try:
         asyncio.run(run_together(front))
     except OSError as error:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Final
 
 from inbox_core.cli.arguments import (
     DEFAULT_BIND,
@@ -27,6 +27,7 @@ from inbox_core.cli.arguments import (
 )
 from inbox_core.cli.help import COMMANDS, DESCRIPTION, EPILOG, INTENT_HELP, STORE_HELP
 from inbox_core.cli.output import out
+from inbox_core.http.defaults import AGENTS_PER_MINUTE, HEAD_SECONDS, PENDING_PER_AGENT
 
 __all__ = ["build_parser"]
 
@@ -283,6 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help="also serve the store over HTTP here, in the same process (see 'inbox-core http')",
     )
+    _front_door_arguments(serve, "with --http: ")
     serve.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
     http = command("http", "frontdoor:run_http")
     http.add_argument("store", type=store, metavar="STORE", help=STORE_HELP)
@@ -293,16 +295,70 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="HOST:PORT",
         help=f"the address to listen on (default {DEFAULT_BIND}; beyond loopback only with tokens)",
     )
-    http.add_argument(
+    _front_door_arguments(http, "")
+    http.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
+    _token_arguments(command("token", "tokens:run_token"))
+    return parser
+
+
+FRONT_DOOR_OPTIONS: Final = (
+    "cors_origin",
+    "allowed_host",
+    "agents_per_minute",
+    "pending_per_agent",
+    "max_connections",
+    "head_timeout",
+)
+"""The options of a front door (``http``, ``serve --http``): their dests."""
+
+
+def _front_door_arguments(parser: argparse.ArgumentParser, prefix: str) -> None:
+    """The options ``http`` and ``serve --http`` share (specs/http.md sections 5 and 6); each
+    is None (or empty) when not given, its default then the front door's."""
+    parser.add_argument(
         "--cors-origin",
         action="append",
         default=[],
         metavar="ORIGIN",
-        help="let browsers call from ORIGIN (repeatable; default: CORS off)",
+        help=f"{prefix}let browsers call from ORIGIN, scheme://host[:port] (repeatable; default:"
+        " CORS off; * or null only for a store with tokens)",
     )
-    http.add_argument("-q", "--quiet", action="store_true", help="log warnings only")
-    _token_arguments(command("token", "tokens:run_token"))
-    return parser
+    parser.add_argument(
+        "--allowed-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help=f"{prefix}answer requests whose Host is NAME too (repeatable; without it: loopback"
+        " names only when the store has no token, any name when it has)",
+    )
+    parser.add_argument(
+        "--agents-per-minute",
+        type=count,
+        metavar="N",
+        help=f"{prefix}new agents a token (with no token: all clients together) may make per"
+        f" minute, unless the token has its own bound (default {AGENTS_PER_MINUTE})",
+    )
+    parser.add_argument(
+        "--pending-per-agent",
+        type=count,
+        metavar="N",
+        help=f"{prefix}refuse a post (429) to an agent with N posts waiting, unless the token"
+        f" has its own bound (default {PENDING_PER_AGENT})",
+    )
+    parser.add_argument(
+        "--max-connections",
+        type=positive,
+        metavar="N",
+        help=f"{prefix}the most connections kept open (default: 2048, or fewer to keep a"
+        " quarter of the descriptor limit, and at least 256, for the rest)",
+    )
+    parser.add_argument(
+        "--head-timeout",
+        type=seconds,
+        metavar="S",
+        help=f"{prefix}close a connection whose request head is not in after S s (default"
+        f" {HEAD_SECONDS:g})",
+    )
 
 
 def _token_arguments(token: argparse.ArgumentParser) -> None:
@@ -322,6 +378,20 @@ def _token_arguments(token: argparse.ArgumentParser) -> None:
         default="*",
         metavar="PATTERN",
         help="the agent ids it reaches: a glob, * matches anything (default *)",
+    )
+    add.add_argument(
+        "--agents-per-minute",
+        type=count,
+        default=None,
+        metavar="N",
+        help="its own bound on new agents per minute (default: the server's)",
+    )
+    add.add_argument(
+        "--pending-per-agent",
+        type=count,
+        default=None,
+        metavar="N",
+        help="its own bound on an agent's waiting posts (default: the server's)",
     )
     listing = actions.add_parser("list", help="show the tokens (never a secret)")
     listing.add_argument("store", type=store, metavar="STORE", help=STORE_HELP)

@@ -38,13 +38,18 @@ def _token(tokens: Any, args: argparse.Namespace) -> int:
 
     try:
         if args.action == "add":
-            out(tokens.add(args.name, args.scopes, args.agents))
+            quotas = {
+                "agents_per_minute": args.agents_per_minute,
+                "pending_per_agent": args.pending_per_agent,
+            }
+            out(tokens.add(args.name, args.scopes, args.agents, **quotas))
         elif args.action == "list":
             for info in tokens.list():
-                out(
+                line = (
                     f"{printable(info.name)}\t{','.join(info.scopes)}\t{printable(info.pattern)}"
                     f"\t{info.created}"
                 )
+                out(line + _quotas(info))
         elif not tokens.revoke(args.name):
             err(f"inbox-core token: no token named {printable(args.name)!r}")
             return EXIT_FAILURE
@@ -57,3 +62,16 @@ def _token(tokens: Any, args: argparse.Namespace) -> int:
         err(f"inbox-core token: {error}")
         return EXIT_USAGE
     return EXIT_OK
+
+
+def _quotas(info: Any) -> str:
+    """A token's own quotas, as ``\tNAME=N`` fields (none when it has none of its own)."""
+    own = [
+        f"{name}={value}"
+        for name, value in (
+            ("agents-per-minute", info.agents_per_minute),
+            ("pending-per-agent", info.pending_per_agent),
+        )
+        if value is not None
+    ]
+    return "".join(f"\t{field}" for field in own)
