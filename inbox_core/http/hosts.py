@@ -68,7 +68,9 @@ def parse_host(text: str) -> Hostname:
             raise BadHost(f"{text[:80]!r}: an IPv6 address ends with ]")
         name, rest = text[: end + 1].lower(), text[end + 1 :]
         try:
-            ipaddress.IPv6Address(name[1:-1])  # a zone id (%25...) is refused here too
+            if "%" in name:  # a zone id (RFC 6874): no address of this host's
+                raise ValueError(name)
+            ipaddress.IPv6Address(name[1:-1])
         except ValueError:
             raise BadHost(f"{text[:80]!r}: no IPv6 address in the brackets") from None
     else:
@@ -130,6 +132,9 @@ class HostRule:
         self.allowed: tuple[Hostname, ...] = tuple(
             host if isinstance(host, Hostname) else parse_host(host) for host in allowed
         )
+        for host in self.allowed:
+            if "*" in host.name:  # a name, never a pattern: "*" is no "any"
+                raise BadHost(f"{str(host)[:80]!r}: a host name, not a pattern")
 
     def accepts(self, host: Hostname, scope: Any) -> bool:
         own = _own(scope.get("server"))
