@@ -156,19 +156,20 @@ def _post(store: Any, args: argparse.Namespace, command: Command | None) -> int:
 
 
 def _wait(store: Any, receipt: Receipt, timeout: float) -> PostOutcome:
-    """``store.wait``, saying who serves the agent when it would wait, or waited, in vain."""
+    """``store.wait``, saying who serves the agent when it waited in vain. Nothing is said
+    before: an agent nobody owns yet is opened by a worker once its post is there (R37), so
+    whether anyone serves it is known only once the wait is over."""
     from inbox_core.shell.stores.posts import PostTimeout  # noqa: PLC0415
 
-    nobody = f"nobody serves agent {receipt.agent_id!r} (no live process owns its log)"
-    if not store.has_owner(receipt.agent_id):
-        err(f"inbox-core post: {nobody}; waiting up to {timeout:g} s for an owner")
     try:
         outcome: PostOutcome = asyncio.run(store.wait(receipt, timeout=timeout))
     except PostTimeout as error:
         why = (
             f"agent {receipt.agent_id!r} is served; its owner has not decided the post yet"
             if store.has_owner(receipt.agent_id)
-            else f"{nobody}: start 'inbox-core serve' on its store, or a LoopAgent over its log"
+            else f"nobody serves agent {receipt.agent_id!r} (no live process took up its log"
+            f" in {timeout:g} s): start 'inbox-core serve' on its store, or a LoopAgent over"
+            " its log"
         )
         raise PostTimeout(f"{error}; {why}") from None
     return outcome
