@@ -6,6 +6,8 @@ one that sends nothing, or part of a request head, before its first request: 1,1
 connections took every file descriptor of a server and nobody could connect. So the server
 speaks HTTP/1.1 through ``h11`` (uvicorn's own implementation, with two additions, here):
 
+- a request line or head that is no HTTP/1.1 is answered a 400 problem (uvicorn's is
+  plain text), with the headers of every answer;
 - a request head must be complete within ``head_seconds`` (10 s by default) of the
   connection's start, or of the end of the previous answer on a kept-alive connection;
   bytes trickling in do not restart that clock (a slowloris); the connection is closed;
@@ -58,24 +60,35 @@ def default_max_connections() -> int:
     return max(16, min(MOST_CONNECTIONS, soft - max(256, soft // 4)))
 
 
-def _refusal() -> bytes:
+def _problem(status: int, detail: str, *extra: tuple[bytes, bytes]) -> tuple[list[Any], bytes]:
+    """The headers and body of a problem the server writes itself (no app saw the request),
+    with the headers of every answer (D43) and ``Connection: close``."""
     from inbox_core.http.guard import SECURITY_HEADERS  # noqa: PLC0415
     from inbox_core.http.problem import Problem, json_bytes  # noqa: PLC0415
 
-    body = json_bytes(Problem(503, "every connection this server keeps is busy").document())
+    body = json_bytes(Problem(status, detail).document())
     headers = [
         (b"content-type", b"application/problem+json"),
         (b"content-length", str(len(body)).encode()),
-        (b"retry-after", b"1"),
+        *extra,
         (b"connection", b"close"),
         *SECURITY_HEADERS,
     ]
+    return headers, body
+
+
+def _refusal() -> bytes:
+    headers, body = _problem(
+        503, "every connection this server keeps is busy", (b"retry-after", b"1")
+    )
     head = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
     return b"HTTP/1.1 503 Service Unavailable\r\n" + head + b"\r\n" + body
 
 
 REFUSAL: Final = _refusal()
 """What a connection gets when every other one is busy (written by the server itself)."""
+MALFORMED: Final = _problem(400, "the request is no HTTP/1.1 request (its line or its head)")
+"""What a request h11 cannot parse gets (uvicorn's own answer is text/plain)."""
 
 
 class Connections:
@@ -156,6 +169,20 @@ def protocol_class(connections: Connections) -> type[asyncio.Protocol]:
         def connection_lost(self, exc: Exception | None) -> None:
             self._head_came()
             super().connection_lost(exc)
+
+        def send_400_response(self, msg: str) -> None:
+            """A request line or head h11 refuses: a 400 problem like every other error."""
+            import h11  # noqa: PLC0415 - uvicorn's own dependency
+
+            self._head_came()
+            headers, body = MALFORMED
+            for event in (
+                h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                h11.Data(data=body),
+                h11.EndOfMessage(),
+            ):
+                self.transport.write(self.conn.send(event))
+            self.transport.close()
 
     return Guarded
 

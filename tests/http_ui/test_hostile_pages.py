@@ -1,8 +1,9 @@
 """Hostile web pages in Debian's Chromium (R39, R40, D43; issue 37 items 1 and 2) against a
 real ``inbox-core serve --http`` process over a store with no token (the README's setup).
 
-A small proxy plays the DNS: Chromium sends its requests through it, and it answers ``http://rebind.test:PORT/attack.html`` with the attacker's page
-(the name's first address, the attacker's server) and forwards every other request for
+A small proxy plays the DNS: Chromium sends its requests through it, and it answers
+``http://rebind.test:PORT/attack.html`` with the attacker's page (the name's first
+address, the attacker's server) and forwards every other request for
 ``rebind.test:PORT`` to 127.0.0.1:PORT with its ``Host`` unchanged (the name re-resolved to
 loopback: DNS rebinding). The page is then same-origin with the server and tries to read
 the agents and to post. ``http://framer.test/frame.html`` is a page of another origin that
