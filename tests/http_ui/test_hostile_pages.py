@@ -20,17 +20,14 @@ import contextlib
 import http.client
 import http.server
 import json
-import tempfile
 import threading
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
 
-from tests.http_ui.conftest import CHROMIUM, CHROMIUM_ARGS
-from tests.http_ui.node import missing
+from tests.http_ui.conftest import chromium
 from tests.http_ui.served import Served
 
 ATTACK = """<!doctype html><title>cute cats</title><pre id="out">running</pre>
@@ -133,32 +130,9 @@ def played_dns(port: int) -> Iterator[int]:
         server.server_close()
 
 
-@contextlib.contextmanager
-def chromium_through(proxy: int) -> Iterator[Any]:
-    """A Chromium whose requests for names that are not loopback go through ``proxy``."""
-    if not Path(CHROMIUM).exists():
-        missing(f"Chromium ({CHROMIUM}; apt-get install chromium)")
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        missing("Playwright for Python (pip install -e '.[dev]')")
-        raise
-    with (
-        tempfile.TemporaryDirectory(prefix="inbox-core-chromium-") as profile,
-        sync_playwright() as playwright,
-    ):
-        context = playwright.chromium.launch_persistent_context(
-            profile,
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            proxy={"server": f"http://127.0.0.1:{proxy}"},
-        )
-        context.set_default_timeout(30_000)
-        try:
-            yield context
-        finally:
-            context.close()
+def chromium_through(proxy: int) -> Any:
+    """A Chromium whose requests go through ``proxy``."""
+    return chromium(proxy={"server": f"http://127.0.0.1:{proxy}"})
 
 
 def victim_state(served: Served) -> dict[str, Any]:
