@@ -224,8 +224,13 @@ Serve the front door of STORE (sqlite:PATH or a postgresql:// URL) over HTTP at 
 /healthz, /metrics; the inspector at /. The server holds no state: any number of
 them serve one store, beside any number of workers (inbox-core serve), which apply
 the posts. With no token in the store (inbox-core token add) it serves a loopback
-address only; with tokens every request needs one (Authorization: Bearer). See
-specs/http.md.""",
+address only, and answers only requests addressed to localhost, 127.0.0.1 or [::1]
+at its port (421 otherwise: no web page reaches it by re-resolving its own name);
+with tokens every request needs one (Authorization: Bearer), and --allowed-host
+names the only hosts it answers to. Each token (with none, the store's clients
+together) may make --agents-per-minute new agents, and a post to an agent with
+--pending-per-agent posts waiting is refused (429). A request head must arrive within
+--head-timeout seconds; at most --max-connections stay open. See specs/http.md.""",
         """\
 examples:
   inbox-core http sqlite:agents.db
@@ -241,12 +246,14 @@ Manage the bearer tokens that inbox-core http asks for. 'add' makes a token NAME
 --scopes (read: every GET of an agent and the agent list; post: every POST) and
 --agents PATTERN (a glob over agent ids: * matches any characters, / included) and
 prints it, alone, on standard output: it is shown only this once, the store keeps
-only its hash. 'list' prints each token's name, scopes, pattern and creation time.
-'revoke' deletes one: every server refuses it within 5 s. A store with no token is
-served on a loopback address only.""",
+only its hash; --agents-per-minute and --pending-per-agent give it quotas of its own
+(the server's otherwise). 'list' prints each token's name, scopes, pattern, creation
+time and own quotas. 'revoke' deletes one: every server refuses it within 5 s. A
+store with no token is served on a loopback address only.""",
         """\
 examples:
   inbox-core token add sqlite:agents.db browser --scopes read,post --agents '*'
+  inbox-core token add sqlite:agents.db bulk --agents 'import/*' --agents-per-minute 5000
   inbox-core token add postgresql://app@db/agents team-a --scopes read --agents 'team-a/*'
   inbox-core token list sqlite:agents.db
   inbox-core token revoke sqlite:agents.db browser""",
