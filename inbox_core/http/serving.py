@@ -13,7 +13,8 @@ speaks HTTP/1.1 through ``h11`` (uvicorn's own implementation, with two addition
   bytes trickling in do not restart that clock (a slowloris); the connection is closed;
 - at most ``max_connections`` are open (by default ``min(2048, RLIMIT_NOFILE - headroom)``,
   the headroom ``max(256, RLIMIT_NOFILE / 4)`` descriptors for the store, the worker and
-  the logs); a connection beyond it closes the one that has waited longest for a head
+  the logs; the soft ``RLIMIT_NOFILE`` is first raised to 4,096 where the hard one
+  allows); a connection beyond it closes the one that has waited longest for a head
   (idle or trickling: a client with a request in flight is never dropped), and when every
   connection is busy it is answered ``503`` (a problem, ``Retry-After``) and closed.
 
@@ -36,6 +37,7 @@ __all__ = [
     "Connections",
     "FrontServer",
     "default_max_connections",
+    "raise_descriptor_limit",
 ]
 
 GRACE_SECONDS: Final = 5
@@ -45,6 +47,11 @@ KEEP_ALIVE_SECONDS: Final = 5
 """How long a connection may stay idle after an answer (uvicorn's default)."""
 MOST_CONNECTIONS: Final = 2048
 """The default bound on open connections when the descriptor limit allows more."""
+
+
+WANTED_DESCRIPTORS: Final = 4096
+"""The descriptor limit a server raises its own soft limit to, within the hard one: room for
+``MOST_CONNECTIONS`` and the headroom (a shell's default soft limit is often 1,024)."""
 
 
 def default_max_connections() -> int:
@@ -58,6 +65,22 @@ def default_max_connections() -> int:
     if soft == resource.RLIM_INFINITY or soft > 1 << 20:
         soft = 1 << 20
     return max(16, min(MOST_CONNECTIONS, soft - max(256, soft // 4)))
+
+
+def raise_descriptor_limit(wanted: int = WANTED_DESCRIPTORS) -> None:
+    """The process's soft descriptor limit raised to ``wanted`` where the hard limit allows
+    (as servers do: the soft limit is a shell's default, not the system's bound)."""
+    try:
+        import resource  # noqa: PLC0415 - POSIX only
+    except ImportError:  # pragma: no cover - not POSIX
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft == resource.RLIM_INFINITY or soft >= wanted:
+        return
+    target = wanted if hard == resource.RLIM_INFINITY else min(wanted, hard)
+    if target > soft:
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
 
 
 def _problem(status: int, detail: str, *extra: tuple[bytes, bytes]) -> tuple[list[Any], bytes]:
@@ -209,6 +232,7 @@ class FrontServer:
 
         self.app = app
         self.bind = bind
+        raise_descriptor_limit()
         self.connections = Connections(
             default_max_connections() if max_connections is None else max_connections,
             head_seconds,

@@ -9,6 +9,8 @@ import contextlib
 import json
 import resource
 import socket
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
@@ -210,6 +212,36 @@ def test_r39_d44_a_thousand_idle_connections_leave_room_for_a_client(tmp_path: P
                 sock.close()
         assert child.stop() == 0
     assert answers == [202, 200]
+
+
+def test_d44_a_server_raises_its_soft_descriptor_limit_within_the_hard_one() -> None:
+    """D44: a shell's soft limit (often 1,024) is not the system's bound: a server raises
+    it to 4,096 where the hard limit allows, never past the hard one."""
+    script = (
+        "import resource; from inbox_core.http.serving import raise_descriptor_limit;"
+        " raise_descriptor_limit(); print(*resource.getrlimit(resource.RLIMIT_NOFILE))"
+    )
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    ceiling = min(8192, hard if hard != resource.RLIM_INFINITY else 8192)
+    for start, limit in ((256, 256), (1024, ceiling), (5000, ceiling)):
+        if start > limit:  # a machine whose hard limit is below 5,000
+            continue
+        done = subprocess.run(
+            [
+                "sh",
+                "-c",
+                f'ulimit -S -n {start} && ulimit -H -n {limit} && exec "$0" -c "$1"',
+                sys.executable,
+                script,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+        now, hard_now = (int(x) for x in done.stdout.split())
+        assert hard_now == limit
+        assert now == max(start, min(4096, limit)), (start, limit, done.stdout)
 
 
 def test_d44_the_default_head_timeout_is_10_s_and_the_bound_keeps_headroom() -> None:
