@@ -173,7 +173,7 @@ class SseClient:
     async def run(self, port: int, agent: str) -> None:
         reader, writer = await asyncio.open_connection("127.0.0.1", port)
         writer.write(
-            f"GET /v1/agents/{agent}/events HTTP/1.1\r\nHost: bench\r\n"
+            f"GET /v1/agents/{agent}/events HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
             "Accept: text/event-stream\r\n\r\n".encode()
         )
         await writer.drain()

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, clip, err, lines, out, printable
+from inbox_core.cli.output import EXIT_FAILURE, EXIT_OK, clip, err, lines, out, printable
 from inbox_core.errors import InboxCoreError
 from inbox_core.port.client import PortFailure, PortProcess
 from inbox_core.port.conformance import run_vector, vector_of

@@ -9,7 +9,8 @@ import tempfile
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, err, format_durable, format_live, out
+from inbox_core.cli.output import EXIT_FAILURE, EXIT_OK, err, out
+from inbox_core.cli.render import format_durable, format_live
 from inbox_core.cli.replay import check_log
 from inbox_core.commands import Decision, StepOutcome
 from inbox_core.errors import InboxCoreError

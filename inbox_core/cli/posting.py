@@ -19,16 +19,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 from inbox_core import limits
-from inbox_core.cli.render import (
-    EXIT_FAILURE,
-    EXIT_OK,
-    EXIT_USAGE,
-    clip,
-    err,
-    format_durable,
-    out,
-    printable,
-)
+from inbox_core.cli.help import INTENT_HELP
+from inbox_core.cli.output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, clip, err, out, printable
+from inbox_core.cli.render import format_durable
+from inbox_core.cli.stores import failed, on_store
 from inbox_core.codec import event_to_json
 from inbox_core.commands import (
     Cancel,
@@ -58,6 +52,7 @@ __all__ = [
 
 INTENTS: Final = {"followup": followup, "queue": queue, "steer": steer, "inject": inject}
 """The four intents ``post`` offers, by flag (R15)."""
+assert INTENTS.keys() == INTENT_HELP.keys()  # the parser offers these flags
 PENDING_SHOWN: Final = 1000
 """The most posts ``post --pending`` lists (the oldest: those applied first)."""
 _PAGE: Final = 1000  # events per read of ``watch --no-follow``
@@ -107,12 +102,6 @@ def _command(args: argparse.Namespace) -> Command:
     return INTENTS[intent](message, expect=args.expect)
 
 
-def _open(spec: str) -> Any:
-    from inbox_core.shell.stores.opening import open_store  # noqa: PLC0415 - the shell, on demand
-
-    return open_store(spec)
-
-
 def _usage_problem(args: argparse.Namespace) -> str | None:
     """What is wrong with the combination of ``post`` options, if anything."""
     if not (args.cancel or args.intent is not None or args.receipt is not None or args.pending):
@@ -142,48 +131,45 @@ def run_post(args: argparse.Namespace) -> int:
         return EXIT_USAGE
     try:
         command = None if args.receipt is not None or args.pending else _command(args)
-        store = _open(args.store)
     except InboxCoreError as error:
-        err(f"inbox-core post: {type(error).__name__}: {error}")
-        return EXIT_FAILURE
+        return failed("post", error)
+    return on_store("post", args.store, lambda store: _post(store, args, command))
+
+
+def _post(store: Any, args: argparse.Namespace, command: Command | None) -> int:
     from inbox_core.shell.stores.posts import PostPending, Receipt  # noqa: PLC0415
 
-    try:
-        if args.pending:
-            return _list_pending(store, args.agent)
-        if command is None:
-            receipt = Receipt(args.agent, args.receipt)
-            outcome = store.outcome(receipt)
-        else:
-            receipt = store.post(args.agent, command, key=args.key)
-            out(f"posted {receipt.post_id} for agent {receipt.agent_id!r}")
-            if not args.wait:
-                return EXIT_OK
-            outcome = PostPending()
-        if args.wait and isinstance(outcome, PostPending):
-            outcome = _wait(store, receipt, args.timeout)
-    except InboxCoreError as error:
-        err(f"inbox-core post: {type(error).__name__}: {error}")
-        return EXIT_FAILURE
-    finally:
-        store.close()
+    if args.pending:
+        return _list_pending(store, args.agent)
+    if command is None:
+        receipt = Receipt(args.agent, args.receipt)
+        outcome = store.outcome(receipt)
+    else:
+        receipt = store.post(args.agent, command, key=args.key)
+        out(f"posted {receipt.post_id} for agent {receipt.agent_id!r}")
+        if not args.wait:
+            return EXIT_OK
+        outcome = PostPending()
+    if args.wait and isinstance(outcome, PostPending):
+        outcome = _wait(store, receipt, args.timeout)
     return _show(outcome)
 
 
 def _wait(store: Any, receipt: Receipt, timeout: float) -> PostOutcome:
-    """``store.wait``, saying who serves the agent when it would wait, or waited, in vain."""
+    """``store.wait``, saying who serves the agent when it waited in vain. Nothing is said
+    before: an agent nobody owns yet is opened by a worker once its post is there (R37), so
+    whether anyone serves it is known only once the wait is over."""
     from inbox_core.shell.stores.posts import PostTimeout  # noqa: PLC0415
 
-    nobody = f"nobody serves agent {receipt.agent_id!r} (no live process owns its log)"
-    if not store.has_owner(receipt.agent_id):
-        err(f"inbox-core post: {nobody}; waiting up to {timeout:g} s for an owner")
     try:
         outcome: PostOutcome = asyncio.run(store.wait(receipt, timeout=timeout))
     except PostTimeout as error:
         why = (
             f"agent {receipt.agent_id!r} is served; its owner has not decided the post yet"
             if store.has_owner(receipt.agent_id)
-            else f"{nobody}: start 'inbox-core serve' on its store, or a LoopAgent over its log"
+            else f"nobody serves agent {receipt.agent_id!r} (no live process took up its log"
+            f" in {timeout:g} s): start 'inbox-core serve' on its store, or a LoopAgent over"
+            " its log"
         )
         raise PostTimeout(f"{error}; {why}") from None
     return outcome
@@ -247,20 +233,14 @@ def run_watch(args: argparse.Namespace) -> int:
     if kind == "sqlite" and not Path(target).exists():  # a watch creates no file
         err(f"inbox-core watch: no such file: {target}")
         return EXIT_FAILURE
+    return on_store("watch", args.store, lambda store: _watch(store, args))
+
+
+def _watch(store: Any, args: argparse.Namespace) -> int:
+    if not args.follow:
+        _print_log(store, args)
+        return EXIT_OK
     try:
-        store = _open(args.store)
-    except InboxCoreError as error:
-        err(f"inbox-core watch: {type(error).__name__}: {error}")
-        return EXIT_FAILURE
-    try:
-        if not args.follow:
-            _print_log(store, args)
-            return EXIT_OK
         return asyncio.run(_follow(store, args))
-    except InboxCoreError as error:
-        err(f"inbox-core watch: {type(error).__name__}: {error}")
-        return EXIT_FAILURE
     except KeyboardInterrupt:
         return EXIT_OK  # Ctrl-C ends a tail -f
-    finally:
-        store.close()

@@ -11,19 +11,14 @@ from pathlib import Path
 from typing import Final
 
 from inbox_core import limits
+from inbox_core.cli.output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err, out, printable
 from inbox_core.cli.render import (
-    EXIT_FAILURE,
-    EXIT_OK,
-    EXIT_USAGE,
     describe_cause,
     describe_entry,
     describe_event,
     describe_message,
     describe_reason,
-    err,
     format_durable,
-    out,
-    printable,
 )
 from inbox_core.codec import projection_to_json
 from inbox_core.errors import InboxCoreError, InvalidInput, ReplayError

@@ -27,12 +27,16 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-from inbox_core.cli.frontdoor import FrontServer, RefusedBind, WithFront, front_server, run_together
-from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err
+from inbox_core.cli.frontdoor import Refused, WithFront, front_server, run_together
+from inbox_core.cli.output import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err
+from inbox_core.cli.parser import FRONT_DOOR_OPTIONS
 from inbox_core.cli.shutdown import Shutdown, exit_now
 from inbox_core.errors import InboxCoreError, InvalidInput
+
+if TYPE_CHECKING:
+    from inbox_core.http.serving import FrontServer
 
 __all__ = ["HOST_FORMS", "load_factory", "run_serve"]
 
@@ -121,17 +125,16 @@ def _load_file(where: str) -> ModuleType:
 
 
 def run_serve(args: argparse.Namespace) -> int:
-    shutdown = Shutdown.install(args.grace)  # first: no signal kills serve from now on
-    try:
-        return _run(args, shutdown)
-    finally:
-        shutdown.finish()
-
-
-def _run(args: argparse.Namespace, shutdown: Shutdown) -> int:
+    """``inbox-core serve``; ``args.shutdown`` holds the signals since the process started
+    (``inbox_core.cli.main`` took them first)."""
+    shutdown: Shutdown = args.shutdown
     from inbox_core.shell import durations  # noqa: PLC0415 - the shell, on demand
     from inbox_core.shell.worker import Worker  # noqa: PLC0415
 
+    alone = [name for name in FRONT_DOOR_OPTIONS if getattr(args, name) not in (None, [])]
+    if args.http is None and alone:
+        err(f"inbox-core serve: --{alone[0].replace('_', '-')} goes with --http")
+        return EXIT_USAGE
     try:
         durations.seconds(  # a shorter period only floods standard error
             args.stats_seconds, "--stats-seconds", low=STATS_FLOOR, zero=True
@@ -165,13 +168,13 @@ def _run(args: argparse.Namespace, shutdown: Shutdown) -> int:
         return EXIT_FAILURE
     try:
         front = None if args.http is None else http_front(args, worker)
-    except (InboxCoreError, RefusedBind, ImportError) as why:  # no http extra, a bad bind
+    except (InboxCoreError, Refused, ImportError) as why:  # no http extra, a bad bind
         shown = f"{type(why).__name__}: {why}" if isinstance(why, InboxCoreError) else str(why)
         err(f"inbox-core serve: {shown}")
         worker.store.close()
-        return EXIT_USAGE if isinstance(why, RefusedBind) else EXIT_FAILURE
+        return EXIT_USAGE if isinstance(why, Refused) else EXIT_FAILURE
     try:
-        shutdown.serve(worker if front is None else WithFront(worker, front))
+        shutdown.serve(worker if front is None else WithFront(worker, front), args.grace)
         asyncio.run(_serve(worker, shutdown, args.stats_seconds, front))
     except OSError as error:  # the HTTP address could not be bound
         err(f"inbox-core serve: {error}")
@@ -183,7 +186,7 @@ def _run(args: argparse.Namespace, shutdown: Shutdown) -> int:
 
 def http_front(args: argparse.Namespace, worker: Any) -> FrontServer:
     """The front door of the worker's store at ``--http`` (R39), beside the worker."""
-    return front_server(args.http, worker.store, worker_stats=worker.stats, quiet=args.quiet)
+    return front_server(args.http, worker.store, args, worker_stats=worker.stats)
 
 
 async def _serve(

@@ -1,16 +1,20 @@
-"""How ``inbox-core serve`` ends (R37): SIGTERM and SIGINT, however many, whenever they come.
+"""How ``inbox-core serve`` and ``inbox-core http`` end (R37, R39): SIGTERM and SIGINT,
+however many, whenever they come.
 
 ``Shutdown.install()`` takes SIGTERM and SIGINT for the rest of the process,
-before anything else is done: a signal then only asks the worker to stop
-(``Worker.stop``; a second one makes it abandon the hooks still running at
-once) and never kills the process with the default action, during startup,
-while it detaches or in its last milliseconds (an asyncio handler would be
-removed, and the default restored, when its loop closes). Python runs the
-handler in the main thread between two bytecodes; ``Worker.stop`` hands the
-rest to the event loop thread-safely. Once a worker has served and stopped,
-``finish()`` ignores the signals for the process's last moments (Python's
-finalization would restore the default action before the process ends); if
-none served (a usage error), it puts the previous handlers back.
+before anything else is done (``inbox_core.cli.main`` calls it before it imports
+the parser, the shell or the HTTP stack, so this module imports only the
+standard library's light modules): a signal then only asks what serves to stop
+(``Worker.stop``, ``FrontServer.stop``; a second one makes a worker abandon the
+hooks still running, and the server stop without waiting for requests) and never
+kills the process with the default action, during startup, while it detaches or
+in its last milliseconds (an asyncio handler would be removed, and the default
+restored, when its loop closes). Python runs the handler in the main thread
+between two bytecodes; ``stop`` hands the rest to the event loop thread-safely.
+Once something has served and stopped, ``finish()`` ignores the signals for the
+process's last moments (Python's finalization would restore the default action
+before the process ends); if nothing served (a usage error), it puts the
+previous handlers back.
 
 A hook that blocks the event loop itself (a synchronous sleep) cannot be
 abandoned from inside the loop: once a signal came, a watchdog thread exits
@@ -21,7 +25,6 @@ as after a crash) when the loop has shown no sign of life for
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
 import signal
@@ -30,7 +33,7 @@ import threading
 import time
 from typing import Any, Final
 
-from inbox_core.cli.render import err
+from inbox_core.cli.output import err
 
 __all__ = ["STUCK_SECONDS", "Shutdown", "exit_now"]
 
@@ -51,18 +54,19 @@ def exit_now(code: int) -> None:
 
 
 class Shutdown:
-    """The signals of one ``serve`` process: counted, forwarded to its worker."""
+    """The signals of one ``serve`` or ``http`` process: counted, forwarded to what serves
+    (anything with a ``stop()`` that a signal handler may call)."""
 
-    def __init__(self, grace: float) -> None:
+    def __init__(self) -> None:
         self.signals = 0
-        self._stuck_after = max(grace, STUCK_SECONDS)
+        self._stuck_after = STUCK_SECONDS
         self._worker: Any = None
         self._previous: dict[int, Any] = {}
         self._beat: float | None = None  # the loop's last sign of life; None: no loop runs
 
     @classmethod
-    def install(cls, grace: float) -> Shutdown:
-        shutdown = cls(grace)
+    def install(cls) -> Shutdown:
+        shutdown = cls()
         for signum in _SIGNALS:
             with contextlib.suppress(ValueError):  # not the main thread: nothing to take
                 shutdown._previous[signum] = signal.signal(signum, shutdown._on_signal)
@@ -75,8 +79,11 @@ class Shutdown:
             with contextlib.suppress(ValueError):
                 signal.signal(signum, signal.SIG_IGN if self._worker is not None else previous)
 
-    def serve(self, worker: Any) -> None:
-        """From now on signals stop ``worker`` (those that came before, at once)."""
+    def serve(self, worker: Any, grace: float = 0.0) -> None:
+        """From now on signals stop ``worker`` (those that came before, at once); a loop
+        that shows no sign of life for ``max(grace, STUCK_SECONDS)`` after a signal is given
+        up (``beat``)."""
+        self._stuck_after = max(grace, STUCK_SECONDS)
         self._worker = worker
         for _ in range(min(self.signals, 2)):
             worker.stop()
@@ -91,6 +98,8 @@ class Shutdown:
 
     async def beat(self) -> None:
         """Show that the event loop runs (a task while the worker serves)."""
+        import asyncio  # noqa: PLC0415 - the loop runs by now; the signals came first
+
         try:
             while True:
                 self._beat = time.monotonic()

@@ -26,19 +26,24 @@ from starlette.staticfiles import StaticFiles
 from starlette.types import Scope
 
 from inbox_core import limits
+from inbox_core.errors import InvalidInput
 from inbox_core.http import reading
 from inbox_core.http.agui_stream import post_agui
 from inbox_core.http.auth import TTL_SECONDS
 from inbox_core.http.bodies import BODY_SECONDS
+from inbox_core.http.defaults import AGENTS_PER_MINUTE, PENDING_PER_AGENT
 from inbox_core.http.door import FrontDoor, Handler, Limits, endpoint
+from inbox_core.http.guard import Guard
+from inbox_core.http.hosts import BadHost, HostRule, check_origin
 from inbox_core.http.metrics import Metrics
 from inbox_core.http.openapi import openapi_document
 from inbox_core.http.paths import RawPath
 from inbox_core.http.posting import INTENTS, post_command, post_intent
 from inbox_core.http.problem import Problem, problem_response
+from inbox_core.http.quotas import Quota
 from inbox_core.shell.stores.base import Store
 
-__all__ = ["UI_DIRECTORY", "create_app", "door_of"]
+__all__ = ["UI_DIRECTORY", "create_app", "door_of", "host_rule"]
 
 UI_DIRECTORY: Final = Path(__file__).resolve().parent / "ui"
 """The inspector's static files (issue 31): ``GET /`` serves ``index.html`` from here."""
@@ -51,6 +56,22 @@ CORS_HEADERS: Final = (
     "Last-Event-ID",
 )
 CORS_EXPOSED: Final = ("Location", "Preference-Applied", "WWW-Authenticate", "Retry-After")
+ANY_ORIGIN: Final = ("*", "null")
+"""CORS origins that let any page read the answers (``null``: a sandboxed frame's, a file's)."""
+
+
+def host_rule(allowed_hosts: Sequence[str], cors_origins: Sequence[str] = ()) -> HostRule:
+    """The ``HostRule`` of ``--allowed-host`` values; ``InvalidInput`` for one that is no
+    ``NAME[:PORT]``, or for a CORS origin that is none."""
+    try:
+        for origin in cors_origins:
+            check_origin(origin)
+    except BadHost as error:
+        raise InvalidInput(f"a CORS origin: {error}") from None
+    try:
+        return HostRule(allowed_hosts)
+    except BadHost as error:
+        raise InvalidInput(f"an allowed host is NAME or NAME:PORT: {error}") from None
 
 
 def create_app(
@@ -67,6 +88,9 @@ def create_app(
     check_seconds: float = TTL_SECONDS,
     token_ttl: float = TTL_SECONDS,
     ui_directory: str | os.PathLike[str] | None = UI_DIRECTORY,
+    allowed_hosts: Sequence[str] = (),
+    agents_per_minute: int = AGENTS_PER_MINUTE,
+    pending_per_agent: int = PENDING_PER_AGENT,
 ) -> Starlette:
     """The ASGI application serving every agent of ``store`` (a ``SqliteStore``, a
     ``PostgresStore``, or anything with ``Store``'s methods).
@@ -81,8 +105,19 @@ def create_app(
     ``max_streams`` open event streams per token
     (429 above); a stream writes a comment after ``keepalive_seconds`` of silence and checks
     its token every ``check_seconds``; token lookups are cached for ``token_ttl`` seconds.
-    ``app.state.door.close()`` ends every open event stream (a server shutting down).
+    ``agents_per_minute`` and ``pending_per_agent``: the quotas of a token that has none of
+    its own, and of every request to a store with no token (``inbox_core.http.quotas``; 429
+    past them). ``allowed_hosts``: the ``Host`` names (``NAME`` or ``NAME:PORT``) it answers
+    to beyond loopback (a proxy's); with no token in the store it answers to loopback names
+    at its own port only, and with tokens to any name unless some are given
+    (``inbox_core.http.hosts``; ``InvalidInput`` for one that is no host). ``cors_origins``
+    holding ``*`` or ``null`` (any page, a sandboxed one) makes the app public: it asks for a
+    token always.
+    ``app.state.door.close()`` ends every open event stream and every post's wait (a server
+    shutting down).
     """
+    hosts = host_rule(allowed_hosts, cors_origins)
+    public = public or any(origin in ANY_ORIGIN for origin in cors_origins)
     bounds = Limits(
         max_body_size=max_body_size,
         body_budget=2 * max_body_size if body_budget is None else body_budget,
@@ -90,6 +125,7 @@ def create_app(
         max_streams=max_streams,
         keepalive_seconds=keepalive_seconds,
         check_seconds=check_seconds,
+        quota=Quota(agents_per_minute, pending_per_agent),
     )
     door = FrontDoor(store, Metrics(worker_stats), bounds, public=public, token_ttl=token_ttl)
     document = openapi_document()
@@ -118,7 +154,7 @@ def create_app(
     if ui_directory is not None and Path(ui_directory).is_dir():
         routes.append(_Pages("/", app=StaticFiles(directory=ui_directory, html=True), name="ui"))
 
-    middleware = [Middleware(RawPath)]
+    middleware = [Middleware(Guard, door=door, hosts=hosts), Middleware(RawPath)]
     if cors_origins:
         middleware.append(
             Middleware(

@@ -36,15 +36,13 @@ problem's ``detail`` says whether a token was missing or unknown)."""
 @attrs.frozen
 class Access:
     """What one request may do: the token's name (None for an open store), its scopes and
-    agent pattern. ``key`` names the budget its bounds count against."""
+    agent pattern, and its own quotas if it has some (``inbox_core.http.quotas``)."""
 
     token: str | None
     scopes: tuple[str, ...]
     pattern: str
-
-    @property
-    def key(self) -> str:
-        return self.token or ""
+    agents_per_minute: int | None = None
+    pending_per_agent: int | None = None
 
     def reaches(self, agent: str) -> bool:
         return glob_matches(self.pattern, agent)
@@ -104,12 +102,17 @@ class Gate:
         self._found[digest] = (now + self._ttl, info)
         return info
 
+    async def opens(self) -> bool:
+        """Whether a request needs no token now: the store has none and the app is not
+        public (then it answers loopback names only: ``inbox_core.http.hosts``)."""
+        return not self.public and await self._token_count() == 0
+
     async def admit(self, headers: Mapping[str, str]) -> Access:
         """The request's ``Access``; ``Problem(401)`` without a token the store knows (when
         the store has any, or the app is public)."""
         header = headers.get("authorization")
         token = _bearer(header)
-        if not self.public and await self._token_count() == 0:
+        if await self.opens():
             return OPEN
         if token is None:
             why = "no bearer token" if header is None else "the Authorization header is no bearer"
@@ -117,7 +120,9 @@ class Gate:
         info = await self._lookup(token)
         if info is None:
             raise Problem(401, "the store knows no such token", headers=CHALLENGE)
-        return Access(info.name, info.scopes, info.pattern)
+        return Access(
+            info.name, info.scopes, info.pattern, info.agents_per_minute, info.pending_per_agent
+        )
 
     async def still_admits(self, headers: Mapping[str, str], access: Access) -> bool:
         """Whether the same request would still get ``access`` now (an open stream asks)."""

@@ -29,7 +29,8 @@ longer)."""
 
 
 class BodyBudget:
-    """Bytes of request bodies in flight per token: at most ``limit`` each."""
+    """Bytes of request bodies in flight per key (a token, or a connection when the store has
+    none: ``FrontDoor.budget_key``): at most ``limit`` each."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -40,7 +41,7 @@ class BodyBudget:
         if used > self.limit:
             raise Problem(
                 429,
-                f"this token has {used - size} bytes of bodies in flight; at most {self.limit}",
+                f"{key} has {used - size} bytes of bodies in flight; at most {self.limit}",
                 headers={"Retry-After": "1"},
             )
         self._used[key] = used

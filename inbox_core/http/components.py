@@ -309,9 +309,10 @@ def derived() -> dict[str, Json]:
         },
         "PostAnswer": _closed(
             answer | {"messageId": {"type": "string"}},
-            ["agent", "post", "outcome"],
+            ["agent", "post"],
             "A post made durable and how it stands (messageId: the message the command "
-            "carries; for a retry, the first post's).",
+            "carries; for a retry, the first post's). No outcome when a token without the "
+            "read scope sent a key that holds another command (D45).",
         ),
         "Post": _closed(answer, ["agent", "post", "outcome"], "One post and its outcome."),
         "Problem": {

@@ -17,12 +17,15 @@ import attrs
 from starlette.requests import Request
 from starlette.responses import Response
 
+from inbox_core.commands import Command
 from inbox_core.errors import InboxCoreError
 from inbox_core.http.auth import Access, Gate
 from inbox_core.http.bodies import BodyBudget
 from inbox_core.http.metrics import Metrics
 from inbox_core.http.problem import Problem, problem_response
+from inbox_core.http.quotas import Quota, Quotas
 from inbox_core.shell.stores.base import Store
+from inbox_core.shell.stores.posts import Receipt
 
 __all__ = ["FrontDoor", "Limits", "StreamSlots", "endpoint", "whole_number"]
 
@@ -43,6 +46,7 @@ class Limits:
     max_streams: int
     keepalive_seconds: float
     check_seconds: float
+    quota: Quota
 
 
 def whole_number(text: str, low: int, high: int) -> int | None:
@@ -59,7 +63,7 @@ def whole_number(text: str, low: int, high: int) -> int | None:
 
 
 class StreamSlots:
-    """Open event streams per token: at most ``limit`` each."""
+    """Open event streams per key (``FrontDoor.budget_key``): at most ``limit`` each."""
 
     def __init__(self, limit: int) -> None:
         self.limit = limit
@@ -70,7 +74,7 @@ class StreamSlots:
         if count >= self.limit:
             raise Problem(
                 429,
-                f"this token has {count} event streams open; at most {self.limit}",
+                f"{key} has {count} event streams open; at most {self.limit}",
                 headers={"Retry-After": "5"},
             )
         self._open[key] = count + 1
@@ -100,6 +104,7 @@ class FrontDoor:
         self.metrics = metrics
         self.limits = limits
         self.budget = BodyBudget(limits.body_budget)
+        self.quotas = Quotas(limits.quota)
         self.streams = StreamSlots(limits.max_streams)
         self.closing = asyncio.Event()
         # the app's own threads (a plain pool: a hand-off costs a third of anyio's)
@@ -124,6 +129,29 @@ class FrontDoor:
                 future.exception()  # the cancel is what the caller gets; this is not lost
             raise
 
+    async def unless_closing(self, awaitable: Awaitable[T]) -> T | None:
+        """What ``awaitable`` gives, or None (it cancelled) once the server is shutting down:
+        a post waiting for its outcome is answered at once with what it is (R39: pending)."""
+        task = asyncio.ensure_future(awaitable)
+        closing = asyncio.ensure_future(self.closing.wait())
+        try:
+            await asyncio.wait({task, closing}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            closing.cancel()
+            if not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+        return task.result() if not task.cancelled() else None
+
+    def post(self, access: Access, agent: str, command: Command, key: str | None) -> Receipt:
+        """``store.post`` within the quotas of ``access`` (``Problem(429)`` past one, nothing
+        written). Blocking: call it through ``run``."""
+        self.quotas.check(self.store, access, agent)
+        receipt = self.store.post(agent, command, key=key)
+        self.quotas.posted(agent)
+        return receipt
+
     async def admit(self, request: Request, scope: str) -> Access:
         """The request's access, checked for ``scope``: 401 or 403 if not (the agent of the
         path is checked once decoded: ``Access.require``)."""
@@ -131,8 +159,20 @@ class FrontDoor:
         access.require(scope)
         return access
 
+    @staticmethod
+    def budget_key(access: Access, request: Request) -> str:
+        """Whose bounds a request counts against (bodies in flight, open streams): its token's,
+        or with no token its connection's, so that no client of an open store holds the
+        budget of the others (a local client takes the rest's room only by opening
+        connections, which the server bounds)."""
+        if access.token is not None:
+            return f"token {access.token}"
+        client = request.scope.get("client")
+        return f"connection {client[0]}:{client[1]}" if client else "connection"
+
     def close(self) -> None:
-        """End every open event stream (the server is shutting down)."""
+        """End every open event stream and every post's wait (the server is shutting
+        down)."""
         self.closing.set()
 
 

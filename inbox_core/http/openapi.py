@@ -26,6 +26,7 @@ import attrs
 from inbox_core import limits
 from inbox_core.http import reading
 from inbox_core.http.components import AGENT_ID, POST_ID, derived, file_components, ref
+from inbox_core.http.guard import CONTENT_SECURITY_POLICY
 from inbox_core.http.store import PAGE
 
 __all__ = [
@@ -64,10 +65,23 @@ HEADERS: Final[dict[str, tuple[str, Json]]] = {
         "no, on an event stream (a proxy passes it on unbuffered).",
         {"type": "string"},
     ),
+    "X-Content-Type-Options": ("nosniff (D43).", {"type": "string", "const": "nosniff"}),
+    "X-Frame-Options": (
+        "DENY: no page frames an answer (D43).",
+        {"type": "string", "const": "DENY"},
+    ),
+    "Content-Security-Policy": (
+        "The inspector's policy, frame-ancestors 'none' included (D43).",
+        {"type": "string", "const": CONTENT_SECURITY_POLICY},
+    ),
 }
 """Every response header the front door sends: its meaning and its schema."""
 
-EVERY_ANSWER: Final[tuple[str, ...]] = ()
+EVERY_ANSWER: Final[tuple[str, ...]] = (
+    "X-Content-Type-Options",
+    "X-Frame-Options",
+    "Content-Security-Policy",
+)
 """Headers (of ``HEADERS``) sent with every answer of every operation."""
 
 
@@ -99,6 +113,7 @@ ANSWERS: Final = (
     Answer(400, "body", "", "the body is not UTF-8 JSON; a bad Idempotency-Key, Content-Length"),
     Answer(400, "query", "", "a query parameter out of its bounds"),
     Answer(400, "stream", "", "a Last-Event-ID that is no seq"),
+    Answer(400, "any", "", "two Host headers, or one that is no host (D43)"),
     Answer(401, "token", "WWW-Authenticate", "no token the store knows"),
     Answer(403, "token", "", "the token lacks the scope or does not reach the agent"),
     Answer(404, "agent", "", "the path names no agent"),
@@ -108,20 +123,27 @@ ANSWERS: Final = (
     Answer(409, "posting", POSTED, "the owner rejected the post (written and consumed)"),
     Answer(413, "body", "", "the body is over maxDocumentSize"),
     Answer(415, "body", "", "a media type other than application/json"),
+    Answer(421, "any", "", "a Host this server does not answer to (D43)"),
     Answer(422, "body", "", "JSON that is no postable command or message"),
     Answer(422, "run", "", "a RunAgentInput that does not validate (field: AG-UI's name)"),
     Answer(429, "body", "Retry-After", "the token's bodies in flight are over its budget"),
+    Answer(429, "body", "Retry-After", "a quota: new agents per minute, posts waiting (D45)"),
     Answer(429, "stream", "Retry-After", "the token has its most event streams open"),
     Answer(429, "run", "Retry-After", "the token has its most event streams open"),
     Answer(431, "any", "", "more than 100 headers or 32 KiB of them"),
     Answer(500, "any", "", "the server failed (logged, never shown)"),
     Answer(503, "store", "", "the store failed: retry (a post with its Idempotency-Key)"),
+    Answer(503, "any", "Retry-After?", "the server cut the request as it stopped (D44)"),
 )
 """What the operations answer, by trait (``any``: every operation), one row per status and
 trait; rows of one status add up."""
 
-ANYWHERE: Final = frozenset(a.status for a in ANSWERS if a.trait == "any" and a.status >= 400)
-"""The error statuses any request may get (specs/http.md says so once, not per path)."""
+ANYWHERE: Final = frozenset(
+    a.status for a in ANSWERS if a.trait == "any" and a.status >= 400
+) - frozenset(a.status for a in ANSWERS if a.trait != "any")
+"""The error statuses any request may get and nothing else gives (specs/http.md says so
+once, not per path); one that also has a meaning of its own on some paths (400, 503) is
+listed on every path."""
 
 
 @attrs.frozen

@@ -23,6 +23,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from inbox_core import limits
 from inbox_core.errors import InvalidInput
+from inbox_core.http.hosts import absolute_target
 from inbox_core.http.problem import Problem, problem_response
 
 __all__ = ["MAX_HEADERS", "MAX_HEADER_BYTES", "RawPath", "agent_id", "post_location", "segment"]
@@ -73,6 +74,7 @@ class RawPath:
             return
         raw = scope.get("raw_path")
         if isinstance(raw, bytes):
+            raw = absolute_target(raw) or raw  # GET http://host/path: the path (RFC 9112)
             path = raw.split(b"?", 1)[0].decode("latin-1")
         else:  # a server without raw_path: a decoded "/" in an id is lost, the rest kept
             path = quote(scope["path"], safe="/")

@@ -170,8 +170,9 @@ async def _outcome(door: FrontDoor, receipt: Receipt, wait: int, look: bool) -> 
     """The post's outcome after waiting up to ``wait`` s (a look only if ``look``). The post
     is durable already: a store that fails to say more leaves it pending in the answer."""
     try:
-        if wait > 0:
-            return await door.store.wait(receipt, timeout=wait)
+        if wait > 0:  # no longer than until the server begins to stop
+            outcome = await door.unless_closing(door.store.wait(receipt, timeout=wait))
+            return PostPending() if outcome is None else outcome
         if look:
             return await door.run(lambda: door.store.outcome(receipt))
     except PostTimeout:
@@ -224,21 +225,35 @@ async def _post(door: FrontDoor, request: Request, path: str, parse: Any) -> Res
         request,
         limit=bounds.max_body_size,
         budget=door.budget,
-        key=access.key,
+        key=door.budget_key(access, request),
         seconds=bounds.body_seconds,
     )
     command = parse(document)
-    receipt = await door.run(lambda: door.store.post(agent, command, key=key))
-    message = message_id(command)
+    receipt = await door.run(lambda: door.post(access, agent, command, key))
+    message, ours = message_id(command), True
     if key is not None:  # maybe a retry: the first post's message, never this one's
         try:
             stored = await door.run(lambda: door.store.posted_command(receipt))
+            ours = stored == encode_post(command)
             message = message_id(decode_post(stored))
         except InboxCoreError:  # a row a foreign producer wrote under this key, a row
-            message = None  # pruned since, a store failing: the post is durable all the same
+            message, ours = None, False  # pruned since, a store failing: durable all the same
+    if not ours and "read" not in access.scopes:  # another post's outcome is a read (D45)
+        return _unread(door, path, receipt, message)
     return await _answer(
         door, path, receipt, message, wait=wait, look=key is not None, started=started
     )
+
+
+def _unread(door: FrontDoor, path: str, receipt: Receipt, message: str | None) -> Response:
+    """The answer to a key another post holds, for a token without ``read``: which post it
+    is (202, ``Location``, ``messageId``), never its outcome."""
+    body: dict[str, Any] = {"agent": receipt.agent_id, "post": receipt.post_id}
+    if message is not None:
+        body["messageId"] = message
+    door.metrics.posts.labels(path).inc()
+    headers = {"Location": post_location(receipt.agent_id, receipt.post_id)}
+    return Response(json_bytes(body), 202, headers, "application/json")
 
 
 def post_intent(intent: str) -> Any:

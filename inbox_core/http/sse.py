@@ -96,7 +96,7 @@ class EventStream(Response):
         cls, door: FrontDoor, request: Request, access: Access, agent: str, since: int
     ) -> EventStream:
         start = start_seq(request, since)
-        door.streams.take(access.key)
+        door.streams.take(door.budget_key(access, request))
         return cls(door, request, access, agent, start)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -119,7 +119,7 @@ class EventStream(Response):
                     await send({"type": "http.response.body", "body": b"", "more_body": False})
         finally:
             metrics.streams.dec()
-            self.door.streams.give(self.access.key)
+            self.door.streams.give(self.door.budget_key(self.access, self.request))
 
     async def _pump(self, send: Send) -> None:
         """Events as they come (one task following the watch, no task per event); the rest

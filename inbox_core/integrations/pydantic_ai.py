@@ -1,6 +1,6 @@
 """``PydanticAIHost``: any pydantic-ai model behind ``LoopAgent``, its conversation in the log.
 
-``pip install 'inbox-core[pydantic-ai]'`` (``pydantic-ai-slim``; a provider needs
+``pip install -e '.[pydantic-ai]'`` from a checkout (``pydantic-ai-slim``; a provider needs
 its own extra too, e.g. ``pydantic-ai-slim[openai]``). specs/shell.md section 11.
 
 One step is one model request, made through pydantic-ai's model layer

@@ -26,13 +26,24 @@ ECHO = "inbox_core.shell.echo:echo_host"
 class Child:
     """``python -m inbox_core ARGS``; its standard error goes to a file shown on failure."""
 
-    def __init__(self, tmp: Path, name: str, *args: str, env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        tmp: Path,
+        name: str,
+        *args: str,
+        env: dict[str, str] | None = None,
+        nofile: int | None = None,
+    ) -> None:
         self.name = name
         self.log = tmp / f"{name}.err"
         self.args = args
+
+        argv = [sys.executable, "-m", "inbox_core", *args]
+        if nofile is not None:  # the child's descriptor limit, as ``ulimit -n`` sets it
+            argv = ["sh", "-c", 'ulimit -n "$0" && exec "$@"', str(nofile), *argv]
         with self.log.open("wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "inbox_core", *args],
+                argv,
                 stdout=subprocess.PIPE,
                 stderr=err,
                 cwd=ROOT,

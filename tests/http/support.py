@@ -111,6 +111,8 @@ class Stream:
         *,
         method: str = "GET",
         body: bytes | None = None,
+        client: tuple[str, int] = ("127.0.0.1", 50000),
+        server: tuple[str, int | None] = ("front", 80),
     ) -> None:
         raw, _, query = path.partition("?")
         self.scope = {
@@ -124,8 +126,8 @@ class Stream:
             "query_string": query.encode("latin-1"),
             "root_path": "",
             "headers": [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers],
-            "client": ("127.0.0.1", 50000),
-            "server": ("front", 80),
+            "client": client,
+            "server": server,
         }
         self.app = app
         self.inbox: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
@@ -192,8 +194,13 @@ class Stream:
         await asyncio.wait_for(self.task, timeout)
 
 
-async def stream(app: Any, path: str, *headers: tuple[str, str]) -> Stream:
-    return await Stream(app, path, [("accept", "text/event-stream"), *headers]).start()
+async def stream(
+    app: Any, path: str, *headers: tuple[str, str], client: tuple[str, int] = ("127.0.0.1", 50000)
+) -> Stream:
+    """An event stream of ``path`` opened by ``client`` (its address and port: a connection)."""
+    return await Stream(
+        app, path, [("accept", "text/event-stream"), *headers], client=client
+    ).start()
 
 
 async def raw_request(

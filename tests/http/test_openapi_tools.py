@@ -253,16 +253,17 @@ def test_r39_v5_schemathesis_finds_nothing_outside_the_document(
 
 GARBAGE = {
     "request line": b"GARBAGE\r\n\r\n",
-    "header without a colon": b"GET /healthz HTTP/1.1\r\nHost: h\r\nBad Header\r\n\r\n",
-    "control character in the target": b"GET /v1/\x01agents HTTP/1.1\r\nHost: h\r\n\r\n",
+    "header without a colon": b"GET /healthz HTTP/1.1\r\nHost: HOST\r\nBad Header\r\n\r\n",
+    "control character in the target": b"GET /v1/\x01agents HTTP/1.1\r\nHost: HOST\r\n\r\n",
     "no Host": b"GET /healthz HTTP/1.1\r\n\r\n",
-    "Content-Length no number": b"POST /v1/agents/a/queue HTTP/1.1\r\nHost: h\r\n"
+    "Content-Length no number": b"POST /v1/agents/a/queue HTTP/1.1\r\nHost: HOST\r\n"
     b"Content-Length: abc\r\n\r\n",
-    "two Content-Lengths": b"POST /v1/agents/a/queue HTTP/1.1\r\nHost: h\r\n"
+    "two Content-Lengths": b"POST /v1/agents/a/queue HTTP/1.1\r\nHost: HOST\r\n"
     b"Content-Length: 1\r\nContent-Length: 2\r\n\r\n",
-    "chunks that do not parse": b"POST /v1/agents/a/queue HTTP/1.1\r\nHost: h\r\n"
+    "chunks that do not parse": b"POST /v1/agents/a/queue HTTP/1.1\r\nHost: HOST\r\n"
     b"Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
 }
+"""Requests that are no HTTP/1.1 (``HOST``: the server's own, so only the framing is wrong)."""
 
 
 def raw(at: int, data: bytes) -> bytes:
@@ -274,17 +275,21 @@ def raw(at: int, data: bytes) -> bytes:
         return received
 
 
-def test_r39_requests_that_are_not_http_are_the_servers_own_400_as_specified(
+def test_r39_requests_that_are_not_http_are_the_servers_own_400_problems(
     tmp_path: Path,
 ) -> None:
-    """specs/http.md §8: uvicorn answers these itself, 400 text/plain with Connection:
-    close, and they are the only answers that are not problems."""
+    """specs/http.md §8: the server answers these itself, a 400 problem with Connection:
+    close and the headers of every answer (D43, D44; uvicorn's own was text/plain)."""
     with serving(tmp_path) as at:
-        answers = {name: raw(at, data) for name, data in GARBAGE.items()}
+        host = f"127.0.0.1:{at}".encode()
+        answers = {name: raw(at, data.replace(b"HOST", host)) for name, data in GARBAGE.items()}
         healthy = request(at, "GET", "/healthz")[0]
     assert healthy == 200
     for name, answer in answers.items():
         head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1").lower()
         assert head.startswith("http/1.1 400 bad request\r\n"), (name, answer[:200])
-        assert "content-type: text/plain; charset=utf-8" in head, (name, head)
+        assert "content-type: application/problem+json" in head, (name, head)
         assert "connection: close" in head, (name, head)
+        assert "x-content-type-options: nosniff" in head, (name, head)
+        assert "x-frame-options: deny" in head, (name, head)
+        assert "frame-ancestors 'none'" in head, (name, head)

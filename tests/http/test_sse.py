@@ -156,19 +156,19 @@ async def test_r39_an_empty_last_event_id_is_no_event_seen(store: AnyStore) -> N
 
 @run_async
 async def test_r39_streams_per_token_are_bounded_and_a_vanished_client_frees_its_slot(
-    store: AnyStore,
+    fresh_store: AnyStore,
 ) -> None:
     agent = agent_name()
-    async with front(store, max_streams=2) as client:
+    token = {"authorization": f"Bearer {fresh_store.tokens.add('web', ['read'], '*')}"}
+    async with front(fresh_store, max_streams=2) as client:
         app = client.app  # type: ignore[attr-defined]
-        first = await stream(app, f"/v1/agents/{agent}/events")
-        second = await stream(app, f"/v1/agents/{agent}/events")
-        refused = await client.get(
-            f"/v1/agents/{agent}/events", headers={"accept": "text/event-stream"}
-        )
+        path = f"/v1/agents/{agent}/events"
+        first = await stream(app, path, *token.items(), client=("127.0.0.1", 1))
+        second = await stream(app, path, *token.items(), client=("127.0.0.1", 2))
+        refused = await client.get(path, headers={"accept": "text/event-stream", **token})
         gauge = door_of(app).metrics.streams._value.get()
         await first.leave()
-        third = await stream(app, f"/v1/agents/{agent}/events")
+        third = await stream(app, path, *token.items(), client=("127.0.0.1", 3))
         assert third.status == 200
         await second.leave()
         await third.leave()
@@ -178,6 +178,25 @@ async def test_r39_streams_per_token_are_bounded_and_a_vanished_client_frees_its
     assert refused.headers["retry-after"]
     assert gauge == 2
     assert after == 0
+
+
+@run_async
+async def test_r39_issue37_without_a_token_streams_are_bounded_per_connection(
+    store: AnyStore,
+) -> None:
+    """Issue 37 item 6: a store with no token bounds open streams per connection, not for
+    everyone at once: one local client holding its streams leaves the others (the
+    inspector) theirs."""
+    agent = agent_name()
+    path = f"/v1/agents/{agent}/events"
+    async with front(store, max_streams=1) as client:
+        app = client.app  # type: ignore[attr-defined]
+        held = [await stream(app, path, client=("127.0.0.1", port)) for port in (1, 2, 3)]
+        same = await stream(app, path, client=("127.0.0.1", 1))  # the first one's connection
+        for opened in held:
+            assert opened.status == 200
+            await opened.leave()
+    assert same.status == 429
 
 
 @run_async

@@ -7,6 +7,7 @@ Playwright, the browser tests are skipped, except under CI=true, where they fail
 
 from __future__ import annotations
 
+import contextlib
 import os
 import tempfile
 from collections.abc import Iterator
@@ -30,9 +31,10 @@ CHROMIUM_ARGS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    """One Chromium for the module (a persistent context over a fresh user-data-dir)."""
+@contextlib.contextmanager
+def chromium(**options: Any) -> Iterator[Any]:
+    """Debian's Chromium under Playwright: a persistent context over a fresh user-data-dir
+    (``options`` go to ``launch_persistent_context``: a proxy, say)."""
     if not Path(CHROMIUM).exists():
         missing(f"Chromium ({CHROMIUM}; apt-get install chromium)")
     try:
@@ -50,12 +52,20 @@ def browser() -> Iterator[Any]:
             headless=True,
             args=CHROMIUM_ARGS,
             viewport={"width": 1280, "height": 900},
+            **options,
         )
         context.set_default_timeout(20_000)
         try:
             yield context
         finally:
             context.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    """One Chromium for the module."""
+    with chromium() as context:
+        yield context
 
 
 @pytest.fixture

@@ -87,6 +87,50 @@ def test_r42_the_package_s_own_tests_pass_under_node_test(built: Path) -> None:
     assert "# pass " in done.stdout
 
 
+def test_r42_issue37_the_package_ships_what_its_maps_name_a_license_and_no_build_state(
+    built: Path,
+) -> None:
+    """Issue 37 (tried as a new user would): ``npm pack`` holds no ``.tsbuildinfo``, every
+    source map's sources, the MIT ``LICENSE`` and no test; ``require()`` of the ES module
+    loads it where node can, and says how to import it where node cannot (on c46a0f0: the
+    build state and maps to absent sources shipped, no LICENSE, node's generic error)."""
+    done = _run(_tool("npm"), "pack", "--dry-run", "--json", "--ignore-scripts", timeout=300)
+    files = {entry["path"] for entry in json.loads(done.stdout)[0]["files"]}
+    assert {"LICENSE", "README.md", "package.json", "dist/index.js", "require.cjs"} <= files
+    assert not [f for f in files if f.endswith(".tsbuildinfo") or "/test/" in f], files
+    maps = sorted(f for f in files if f.endswith(".map"))
+    assert maps
+    for name in maps:
+        sources = json.loads((PACKAGE / name).read_text())["sources"]
+        for source in sources:
+            shipped = (PACKAGE / name).parent.joinpath(source).resolve().relative_to(PACKAGE)
+            assert shipped.as_posix() in files, (name, source)
+    assert "MIT License" in (PACKAGE / "LICENSE").read_text()
+    node = _tool("node")
+    loads = subprocess.run(
+        [node, "-e", "process.stdout.write(typeof require('inbox-core').cancel)"],
+        cwd=PACKAGE,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    older = subprocess.run(
+        [node, "--no-experimental-require-module", "-e", "require('inbox-core')"],
+        cwd=PACKAGE,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    if "bad option" in older.stderr:  # a node from before the flag: require() fails alone
+        older = loads
+    if loads.returncode == 0:  # node 20.19, 22.12 and later require() an ES module
+        assert loads.stdout == "function"
+    assert older.returncode != 0
+    assert 'await import("inbox-core")' in older.stderr, older.stderr[-2000:]
+
+
 def test_r42_r38_the_typescript_port_passes_every_vector_and_a_random_budget(built: Path) -> None:
     """Every vector and 600 random runs (about twenty seconds), malformed commands and
     corrupted logs among their steps: the port declares every part and agrees with the

@@ -17,6 +17,8 @@ from inbox_core.shell import LoopAgent, SqliteStore
 from .posts_support import AnyStore, agent_name, execute, pg_url, posts_table
 from .support import ScriptedHost, run_async, text_of
 
+ECHO = "inbox_core.shell.echo:echo_host"
+
 
 def _cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
     code = main(list(argv))
@@ -245,15 +247,38 @@ def test_r35_post_and_watch_take_a_libpq_connection_string(
 def test_r35_post_wait_says_that_nobody_serves_the_agent(
     backend: tuple[AnyStore, str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """R35 (issue 28 item 25): ``post --wait`` for an agent no live process owns says so,
-    when it starts waiting and when it gives up, instead of only "still pending"."""
+    """R35 (issue 28 item 25): ``post --wait`` for an agent no live process took up says
+    so when it gives up, instead of only "still pending" (and not before: issue 37)."""
     _, spec = backend
     agent = agent_name()
     code, out, err = _cli(capsys, "post", spec, agent, "--queue", "x", "--wait", "--timeout", "0.2")
     assert code == 1
     assert out.startswith("posted ")
     assert "PostTimeout" in err
-    assert err.count(f"nobody serves agent {agent!r}") == 2, err
+    assert err.count(f"nobody serves agent {agent!r}") == 1, err
+    assert len(err.strip().splitlines()) == 1, err
+
+
+def test_r35_r37_post_wait_to_an_agent_a_worker_takes_up_says_nothing_of_nobody(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Issue 37 (tried as a new user would): with ``inbox-core serve`` running over the
+    store, ``post --wait`` to an agent the worker has not opened yet prints "applied" and
+    never that nobody serves it (on c46a0f0 it said so first, then "applied")."""
+    spec = f"sqlite:{tmp_path / 'agents.db'}"
+    assert main(["post", spec, "warm-up", "--queue", "x"]) == 0  # the store's file is made
+    worker = subprocess.Popen(
+        [sys.executable, "-m", "inbox_core", "serve", spec, "--host", ECHO, "-q"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        code, out, err = _cli(capsys, "post", spec, agent_name(), "--followup", "hi", "--wait")
+    finally:
+        worker.terminate()
+        worker.communicate(timeout=60)
+    assert (code, out.splitlines()[-1]) == (0, "applied"), err
+    assert "nobody" not in err
 
 
 def test_r35_post_wait_says_when_the_agent_is_served_but_undecided(

@@ -6,7 +6,10 @@ shown once, when it is made, and only its SHA-256 is stored. A secret that rando
 slow hash: nobody guesses 256 bits, and a copy of the table yields no token. Each row holds a
 unique name, that hash, the scopes (``read``: every GET of an agent; ``post``: every POST),
 the pattern of the agent ids it may reach (a glob in which ``*`` matches any characters, ``/``
-included, and nothing else is special: ``team-a/*``) and when it was made.
+included, and nothing else is special: ``team-a/*``), when it was made and, if the token
+has them, its own quotas (new agents per minute, pending posts per agent:
+``inbox_core.http.quotas``; NULL is the server's). A table of before the quotas (no such
+columns) reads as tokens without them, and the first ``add`` adds the columns.
 
 ``TokenTable`` runs the statements of either dialect on a store's connections (the store
 hands it its writer's ``_connection`` and its read-only look). The table is created by the
@@ -31,6 +34,7 @@ from inbox_core import limits
 from inbox_core.errors import InboxCoreError, InvalidInput, shown
 
 __all__ = [
+    "QUOTA_COLUMNS",
     "TOKEN_COLUMNS",
     "SCOPES",
     "TokenDialect",
@@ -56,13 +60,15 @@ class TokenExists(InboxCoreError):
 
 @attrs.frozen
 class TokenInfo:
-    """One token as stored, without its secret: its name, scopes, agent pattern and when it
-    was made (the database's clock, ISO 8601)."""
+    """One token as stored, without its secret: its name, scopes, agent pattern, when it
+    was made (the database's clock, ISO 8601) and its own quotas (None: the server's)."""
 
     name: str
     scopes: tuple[str, ...]
     pattern: str
     created: str
+    agents_per_minute: int | None = None
+    pending_per_agent: int | None = None
 
     def allows(self, scope: str) -> bool:
         return scope in self.scopes
@@ -114,6 +120,15 @@ def check_scopes(scopes: Iterable[object]) -> tuple[str, ...]:
     return tuple(scope for scope in SCOPES if scope in given)
 
 
+def check_quota(value: object, name: str) -> int | None:
+    """A token's own quota: None (the server's) or a count from 0."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 2**31 - 1:
+        raise InvalidInput(f"{name} is a count from 0 to 2**31 - 1, got {shown(value)}")
+    return value
+
+
 def check_pattern(pattern: object) -> str:
     """A pattern has the limits of an agent id (``*`` counts as a character)."""
     try:
@@ -127,10 +142,14 @@ def check_pattern(pattern: object) -> str:
 
 @attrs.frozen
 class TokenDialect:
-    """The statements of one database (parameters as its driver writes them)."""
+    """The statements of one database (parameters as its driver writes them). ``exists``
+    yields a row when the table is there, holding whether it has the quota columns;
+    ``select_all`` and ``select_hash`` read ``{columns}``; ``add_quotas`` adds the columns
+    to a table of before them."""
 
     ddl: str
     exists: str
+    add_quotas: tuple[str, ...]
     insert: str
     select_all: str
     select_hash: str
@@ -138,14 +157,22 @@ class TokenDialect:
 
 
 TOKEN_COLUMNS: Final = "name, scopes, pattern, created"
-"""The columns a token row is read by (``_info``), in both dialects."""
+"""The columns every token row has (those of before the quotas), in both dialects."""
+QUOTA_COLUMNS: Final = "agents_per_minute, pending_per_agent"
+"""The quota columns (NULL: the server's quota), read as NULL from a table without them."""
+
+
+def _quota(value: object) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
 
 def _info(row: tuple[Any, ...]) -> TokenInfo:
-    name, scopes, pattern, created = row
+    name, scopes, pattern, created, agents_per_minute, pending_per_agent = row
     found = tuple(scope for scope in str(scopes).split(",") if scope in SCOPES)
     stamp = created.isoformat() if hasattr(created, "isoformat") else str(created)
-    return TokenInfo(str(name), found, str(pattern), stamp)
+    return TokenInfo(
+        str(name), found, str(pattern), stamp, _quota(agents_per_minute), _quota(pending_per_agent)
+    )
 
 
 Connection = Callable[[str], contextlib.AbstractContextManager[Any]]
@@ -169,15 +196,33 @@ class TokenTable:
         self._dialect = dialect
         self._reading = reading
 
-    def add(self, name: str, scopes: Iterable[str], pattern: str) -> str:
+    def add(
+        self,
+        name: str,
+        scopes: Iterable[str],
+        pattern: str,
+        *,
+        agents_per_minute: int | None = None,
+        pending_per_agent: int | None = None,
+    ) -> str:
         """Make a token; its secret is returned (and kept nowhere). ``TokenExists`` if
-        ``name`` is taken, ``InvalidInput`` for a bad name, scope or pattern."""
+        ``name`` is taken, ``InvalidInput`` for a bad name, scope, pattern or quota (None: the
+        server's)."""
         args = (check_name(name), check_scopes(scopes), check_pattern(pattern))
+        quotas = (
+            check_quota(agents_per_minute, "agents_per_minute"),
+            check_quota(pending_per_agent, "pending_per_agent"),
+        )
         token = new_token()
         with self._connection("add a token") as conn:
             conn.execute(self._dialect.ddl)
+            (has_quotas,) = conn.execute(self._dialect.exists).fetchone()
+            if not has_quotas:  # a table of before the quotas
+                for statement in self._dialect.add_quotas:
+                    conn.execute(statement)
             row = conn.execute(
-                self._dialect.insert, (args[0], token_hash(token), ",".join(args[1]), args[2])
+                self._dialect.insert,
+                (args[0], token_hash(token), ",".join(args[1]), args[2], *quotas),
             ).fetchone()
         if row is None:
             raise TokenExists(f"the store already has a token named {name!r}; nothing was added")
@@ -187,9 +232,14 @@ class TokenTable:
         """The tokens ``statement`` selects, read-only; none without a table of tokens."""
 
         def read(conn: Any) -> list[TokenInfo]:
-            if conn.execute(self._dialect.exists).fetchone() is None:
+            table = conn.execute(self._dialect.exists).fetchone()
+            if table is None:
                 return []
-            return [_info(tuple(row)) for row in conn.execute(statement, args)]
+            quotas = QUOTA_COLUMNS if table[0] else "NULL, NULL"
+            columns = f"{TOKEN_COLUMNS}, {quotas}"
+            return [
+                _info(tuple(row)) for row in conn.execute(statement.format(columns=columns), args)
+            ]
 
         found = self._reading(what, read)
         return [] if found is None else list(found)

@@ -190,6 +190,21 @@ export class Cancel {
 
 const USER_CAUSE = new UserCause();
 
+/** Options of `cancel`: keep the pending input, the cause (a user's by default), and the
+ * expectation the cancel is guarded by (R34: "stop turn 5", never the turn 6 that started
+ * meanwhile). */
+export interface CancelOptions {
+  readonly keepInbox?: boolean;
+  readonly cause?: UserCause | ParentCause | HookCause;
+  readonly expect?: Expectation | null;
+}
+
+/** Cancel the live turn (R20-R22), beside the four intents: the pending input is cleared
+ * with it unless `keepInbox` (Python's `Cancel(keep_inbox=...)`, `LoopAgent.cancel`). */
+export function cancel(options: CancelOptions = {}): Cancel {
+  return new Cancel(options.cause ?? USER_CAUSE, options.keepInbox ?? false, options.expect ?? null);
+}
+
 /** Clear, abort with `DisposedCause` and refuse further commands (R25). */
 export class Dispose {
   readonly type = "dispose" as const;

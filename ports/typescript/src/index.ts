@@ -11,6 +11,7 @@ export type { Agent, PendingInbox } from "./agent.js";
 export {
   BeginMaintenance,
   Cancel,
+  type CancelOptions,
   Clear,
   type Command,
   type CommandType,
@@ -40,6 +41,7 @@ export {
   StepFinished,
   type StepOutcome,
   TurnStoppingDone,
+  cancel,
   followup,
   inject,
   queue,

@@ -8,7 +8,7 @@ from typing import Any, Final
 
 from inbox_core.shell.stores.directory import Directory, directory_page
 from inbox_core.shell.stores.postgres.schema import PG_POSTS
-from inbox_core.shell.stores.tokens import TOKEN_COLUMNS, TokenDialect
+from inbox_core.shell.stores.tokens import QUOTA_COLUMNS, TokenDialect
 
 __all__ = ["PG_DIRECTORY", "PG_TOKENS", "pg_directory"]
 
@@ -64,12 +64,20 @@ PG_TOKENS: Final = TokenDialect(
     hash    text NOT NULL UNIQUE,
     scopes  text NOT NULL,
     pattern text NOT NULL,
-    created timestamptz NOT NULL DEFAULT clock_timestamp()
+    created timestamptz NOT NULL DEFAULT clock_timestamp(),
+    agents_per_minute integer,
+    pending_per_agent integer
 )""",
-    exists="SELECT 1 WHERE to_regclass('inbox_core_tokens') IS NOT NULL",
-    insert="INSERT INTO inbox_core_tokens (name, hash, scopes, pattern) "
-    "VALUES (%s, %s, %s, %s) ON CONFLICT (name) DO NOTHING RETURNING name",
-    select_all=f"SELECT {TOKEN_COLUMNS} FROM inbox_core_tokens ORDER BY name",
-    select_hash=f"SELECT {TOKEN_COLUMNS} FROM inbox_core_tokens WHERE hash = %s",
+    exists="SELECT EXISTS (SELECT 1 FROM pg_attribute WHERE attrelid = "
+    "to_regclass('inbox_core_tokens') AND attname = 'pending_per_agent' AND NOT attisdropped) "
+    "WHERE to_regclass('inbox_core_tokens') IS NOT NULL",
+    add_quotas=(
+        "ALTER TABLE inbox_core_tokens ADD COLUMN IF NOT EXISTS agents_per_minute integer",
+        "ALTER TABLE inbox_core_tokens ADD COLUMN IF NOT EXISTS pending_per_agent integer",
+    ),
+    insert=f"INSERT INTO inbox_core_tokens (name, hash, scopes, pattern, {QUOTA_COLUMNS}) "
+    "VALUES (%s, %s, %s, %s, %s, %s) ON CONFLICT (name) DO NOTHING RETURNING name",
+    select_all="SELECT {columns} FROM inbox_core_tokens ORDER BY name",
+    select_hash="SELECT {columns} FROM inbox_core_tokens WHERE hash = %s",
     delete="DELETE FROM inbox_core_tokens WHERE name = %s",
 )

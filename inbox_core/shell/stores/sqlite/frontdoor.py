@@ -9,7 +9,7 @@ from typing import Any, Final
 
 from inbox_core.shell.stores.directory import Directory, directory_page
 from inbox_core.shell.stores.sqlite.schema import SQLITE_POSTS
-from inbox_core.shell.stores.tokens import TOKEN_COLUMNS, TokenDialect
+from inbox_core.shell.stores.tokens import QUOTA_COLUMNS, TokenDialect
 
 __all__ = ["SQLITE_DIRECTORY", "SQLITE_TOKENS", "sqlite_directory"]
 
@@ -68,12 +68,21 @@ SQLITE_TOKENS: Final = TokenDialect(
     hash    TEXT NOT NULL UNIQUE,
     scopes  TEXT NOT NULL,
     pattern TEXT NOT NULL,
-    created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+    created TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+    agents_per_minute INTEGER,
+    pending_per_agent INTEGER
 )""",
-    exists="SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'inbox_core_tokens'",
-    insert="INSERT INTO inbox_core_tokens (name, hash, scopes, pattern) VALUES (?, ?, ?, ?) "
+    exists="SELECT EXISTS (SELECT 1 FROM pragma_table_info('inbox_core_tokens') "
+    "WHERE name = 'pending_per_agent') "
+    "FROM sqlite_master WHERE type = 'table' AND name = 'inbox_core_tokens'",
+    add_quotas=(
+        "ALTER TABLE inbox_core_tokens ADD COLUMN agents_per_minute INTEGER",
+        "ALTER TABLE inbox_core_tokens ADD COLUMN pending_per_agent INTEGER",
+    ),
+    insert="INSERT INTO inbox_core_tokens "
+    f"(name, hash, scopes, pattern, {QUOTA_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?) "
     "ON CONFLICT (name) DO NOTHING RETURNING name",
-    select_all=f"SELECT {TOKEN_COLUMNS} FROM inbox_core_tokens ORDER BY name",
-    select_hash=f"SELECT {TOKEN_COLUMNS} FROM inbox_core_tokens WHERE hash = ?",
+    select_all="SELECT {columns} FROM inbox_core_tokens ORDER BY name",
+    select_hash="SELECT {columns} FROM inbox_core_tokens WHERE hash = ?",
     delete="DELETE FROM inbox_core_tokens WHERE name = ?",
 )
