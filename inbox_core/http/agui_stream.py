@@ -62,7 +62,7 @@ async def post_agui(door: FrontDoor, request: Request) -> Response:
         request,
         limit=bounds.max_body_size,
         budget=door.budget,
-        key=access.key,
+        key=door.budget_key(access, request),
         seconds=bounds.body_seconds,
     )
     _read(document, agent, ())  # a RunAgentInput that does not validate reads no log
@@ -122,7 +122,7 @@ class AgUiStream(EventStream):
         log: list[Any],
         receipts: list[Receipt],
     ) -> AgUiStream:
-        door.streams.take(access.key)
+        door.streams.take(door.budget_key(access, request))
         return cls(door, request, access, agent, run, log, receipts)
 
     async def _pump(self, send: AsgiSend) -> None:
