@@ -475,8 +475,14 @@ class Voice:
 
 
 def usage(input_tokens: object, output_tokens: object) -> Usage | None:
-    """A ``Usage`` of what a provider reported, or None when it reported no plain counts."""
+    """A ``Usage`` of what a provider reported, or None when it reported no plain counts a
+    ``Usage`` holds (ints from 0 to ``MAX_SAFE_INTEGER``: a larger one raised, and the step
+    lost its records for a number in its report)."""
     counts = (input_tokens, output_tokens)
-    if all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+    if all(_count(n) for n in counts):
         return Usage(*counts)  # type: ignore[arg-type]
     return None
+
+
+def _count(value: object) -> bool:
+    return type(value) is int and 0 <= value <= limits.MAX_SAFE_INTEGER

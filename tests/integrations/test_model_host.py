@@ -148,6 +148,9 @@ def test_r43_a_voice_never_fails_its_step() -> None:
     assert usage(None, 3) is None
     assert usage(True, 3) is None
     assert usage(4, 3) == Usage(4, 3)
+    assert usage(2**53 - 1, 0) == Usage(2**53 - 1, 0)
+    assert usage(2**53, 3) is None  # past what a Usage holds: it raised InvalidInput
+    assert usage(-1, 3) is None
 
 
 @pytest.mark.parametrize(
@@ -270,3 +273,50 @@ def test_r41_sh11_r46_restore_reads_back_only_to_the_newest_summary(kind: str) -
     bad = HostRecord(events[summary].type, {"not": "a message"})
     with pytest.raises(InvalidInput):
         fresh(0).restore([*events, bad])
+
+
+@pytest.mark.parametrize("kind", _hosts())
+@run_async
+async def test_r43_r46_a_usage_past_what_an_output_holds_is_left_out(kind: str) -> None:
+    """R43, R46: a provider reporting more tokens than a ``Usage`` holds (2^60): the turn
+    completes, the reply is recorded, and its host/output leaves the usage out (the step
+    raised InvalidInput: its turn ended error, code InvalidInput, its records lost)."""
+    from inbox_core.shell import LoopAgent
+    from tests.shell.support import msg
+
+    from .providers import (
+        Provider,
+        Reply,
+        anthropic_events,
+        ends,
+        message,
+        outputs,
+        responses_reply,
+        said,
+        text,
+    )
+
+    huge = (10, 2**60)
+    if kind == "anthropic":
+        pytest.importorskip("anthropic")
+        from inbox_core.integrations.anthropic import AnthropicHost
+
+        provider = Provider.of(Reply(anthropic_events(text("Hi."), usage=huge)))
+        host: Any = AnthropicHost(provider.anthropic(), "claude-test")
+    else:
+        pytest.importorskip("agents")
+        from agents import Agent
+
+        from inbox_core.integrations.openai_agents import OpenAIAgentsHost
+
+        provider = Provider.of(responses_reply(message("Hi."), usage=huge))
+        host = OpenAIAgentsHost(Agent(name="a", model=provider.openai_model()))
+    agent = LoopAgent(host)
+    agent.followup(msg("hello"))
+    await agent.when_idle()
+    events = agent.log.read()
+    assert ends(events) == [(1, "completed")]
+    (output,) = outputs(events)
+    assert said(output) == [("text", "Hi.")]
+    assert output.usage is None
+    assert output.model is not None  # the rest of what it said is kept
