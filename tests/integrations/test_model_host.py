@@ -44,6 +44,20 @@ def test_r46_the_codes_are_one_list_without_repeats() -> None:
     assert failed("a \ud800", "tool-error") == Failed("a \\ud800", "tool-error")
 
 
+def test_r46_the_pydantic_ai_host_ends_turns_with_the_shared_codes_as_it_always_wrote_them() -> (
+    None
+):
+    """R46: pydantic-ai's codes are the shared constants, their strings unchanged (logs and
+    users depend on them)."""
+    pytest.importorskip("pydantic_ai")
+    from inbox_core.integrations import _model_host, pydantic_ai
+
+    codes = ("model-error", "content-filter", "tool-error", "tool-retries", "tool-deferred")
+    assert codes == pydantic_ai.FAILURE_CODES
+    assert all(code in _model_host.FAILURE_CODES for code in pydantic_ai.FAILURE_CODES)
+    assert pydantic_ai.MODEL_ERROR is _model_host.MODEL_ERROR
+
+
 @run_async
 async def test_r46_settle_gives_the_value_the_error_or_how_it_was_stopped() -> None:
     """R46: work's value; its error (a CancelledError it raises by itself and a SystemExit are
