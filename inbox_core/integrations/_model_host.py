@@ -55,6 +55,7 @@ __all__ = [
     "describe",
     "failed",
     "fit_record",
+    "fitted",
     "host_records",
     "settle",
     "tail",
@@ -357,13 +358,19 @@ def fit_record(
     except Exception:  # InvalidInput, a value's own error: not as it is
         pass
     try:
-        record = HostRecord(record_type, fit_json(data, RECORD_BUDGET, UNIT_DEPTH))
-        if json_size(record.data) <= RECORD_BUDGET:  # a guard: fit_json measures as json_size
-            return record
-        raise InvalidInput(f"a fitted {record_type} record exceeds {RECORD_BUDGET}")
+        return fitted(record_type, data)
     except Exception as error:
         note = f"[this {record_type} record could not be recorded: {describe(error, 1000)}]"
         return HostRecord(record_type, placeholder(note))
+
+
+def fitted(record_type: str, data: Any, unit_depth: int = UNIT_DEPTH) -> HostRecord:
+    """The record of ``data`` as ``fit_json`` represents it within ``RECORD_BUDGET``, its units
+    ``unit_depth`` levels down; ``InvalidInput`` (or a value's own error) when it cannot be."""
+    record = HostRecord(record_type, fit_json(data, RECORD_BUDGET, unit_depth))
+    if json_size(record.data) > RECORD_BUDGET:  # a guard: fit_json measures as json_size does
+        raise InvalidInput(f"a fitted {record_type} record exceeds {RECORD_BUDGET}")
+    return record
 
 
 def host_records(blocks: Iterable[TranscriptBlock]) -> Iterator[HostRecord]:
@@ -468,8 +475,14 @@ class Voice:
 
 
 def usage(input_tokens: object, output_tokens: object) -> Usage | None:
-    """A ``Usage`` of what a provider reported, or None when it reported no plain counts."""
+    """A ``Usage`` of what a provider reported, or None when it reported no plain counts a
+    ``Usage`` holds (ints from 0 to ``MAX_SAFE_INTEGER``: a larger one raised, and the step
+    lost its records for a number in its report)."""
     counts = (input_tokens, output_tokens)
-    if all(isinstance(n, int) and not isinstance(n, bool) and n >= 0 for n in counts):
+    if all(_count(n) for n in counts):
         return Usage(*counts)  # type: ignore[arg-type]
     return None
+
+
+def _count(value: object) -> bool:
+    return type(value) is int and 0 <= value <= limits.MAX_SAFE_INTEGER

@@ -35,7 +35,7 @@ from pydantic_ai.messages import (
 
 from inbox_core.errors import InboxCoreError
 from inbox_core.events import HostRecord
-from inbox_core.integrations._pydantic_ai_log import value_text
+from inbox_core.integrations._model_host import value_text
 from inbox_core.output import Usage
 from inbox_core.shell.output import StepOutput
 

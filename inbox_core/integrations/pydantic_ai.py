@@ -20,10 +20,11 @@ its ``Agent`` graph:
   ``restore`` passes over. A reply without tool calls is
   ``Completed()``, a length stop ``MaxTokens()``; failures are ``Failed(message,
   code)`` with one of the ``FAILURE_CODES`` and a storable message.
-- The abort signal stops the stream (or the tools) at once: what was streamed
-  is recorded with ``state="interrupted"``, so the next request shows the model
-  what it had said (pydantic-ai's ``repair_messages`` closes the tool calls it
-  left unanswered).
+- The abort signal stops the stream (or the tools) at once (``_model_host.settle``;
+  one that ignores its cancellation is left running after ``grace`` seconds): what
+  was streamed is recorded with ``state="interrupted"``, so the next request shows
+  the model what it had said (pydantic-ai's ``repair_messages`` closes the tool
+  calls it left unanswered).
 - ``compact`` is a maintenance job (R31): the same model summarizes the history
   into one ``host/pydantic-ai/summary`` record that replaces what came before.
 - ``restore_tail(history)``, called by ``LoopAgent`` when it is built over a log,
@@ -45,6 +46,7 @@ import dataclasses
 import json
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
+from math import inf
 from typing import Any, Final, TypeVar
 
 from pydantic_ai.direct import model_request, model_request_stream
@@ -79,24 +81,36 @@ from pydantic_ai.tools import RunContext, Tool, ToolDefinition, ToolFuncEither
 from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import RunUsage
 
-from inbox_core import limits
 from inbox_core.commands import Completed, Continue, Decision, Enter, Failed, MaxTokens, StepOutcome
 from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent, HostRecord
 from inbox_core.history import transcript
+from inbox_core.integrations._model_host import (
+    CONTENT_FILTER,
+    GRACE,
+    MODEL_ERROR,
+    SUMMARY_PROMPT,
+    TOOL_DEFERRED,
+    TOOL_ERROR,
+    TOOL_RETRIES,
+    Settled,
+    contained,
+    describe,
+    failed,
+    settle,
+    tail,
+)
 from inbox_core.integrations._pydantic_ai_log import (
     REQUEST,
     RESPONSE,
     SUMMARY,
-    describe,
     model_messages,
     records_history,
     stored,
-    summarized,
 )
 from inbox_core.integrations._pydantic_ai_output import Speaker, output_record
 from inbox_core.json_values import JsonObject, thaw_json
-from inbox_core.shell.host import AbortSignal, Recorded, closing
+from inbox_core.shell.host import AbortSignal, Recorded
 from inbox_core.shell.stores.checkpoints import LogHistory
 from inbox_core.values import UserMessage
 
@@ -117,27 +131,9 @@ __all__ = [
 
 T = TypeVar("T")
 
-MODEL_ERROR: Final = "model-error"
-"""The request or its stream raised (message ``"<class>: <text>"``; a ``CancelledError`` the
-provider raised while nobody stopped the turn too), or the reply ended with finish reason
-``error``."""
-CONTENT_FILTER: Final = "content-filter"
-"""The provider stopped the reply with finish reason ``content_filter``."""
-TOOL_ERROR: Final = "tool-error"
-"""A tool (or its ``prepare``) raised (``ModelRetry`` and ``ToolFailed`` are not errors: they
-answer the model)."""
-TOOL_RETRIES: Final = "tool-retries"
-"""A tool call failed validation or raised ``ModelRetry`` more often in one turn than the
-tool's ``max_retries`` allows."""
-TOOL_DEFERRED: Final = "tool-deferred"
-"""A tool needs approval or external execution, which this host does not run."""
 FAILURE_CODES: Final = (MODEL_ERROR, CONTENT_FILTER, TOOL_ERROR, TOOL_RETRIES, TOOL_DEFERRED)
-
-SUMMARY_PROMPT: Final = (
-    "Summarize the conversation so far for your own later use: the user's goals, the facts "
-    "and decisions established, tool results that still matter, and what is still open. "
-    "Reply with the summary only."
-)
+"""The codes this host ends a turn ``error`` with (``_model_host.FAILURE_CODES``, which every
+model host shares, holds them and the codes of the hosts that time out or run guardrails)."""
 METADATA_KEY: Final = "inbox_core"
 """Key of the request metadata (never sent to the model) naming the turn, step and message ids."""
 
@@ -151,20 +147,20 @@ made without streaming shows each part as a ``PartStartEvent`` and a ``PartEndEv
 
 @dataclasses.dataclass
 class _Reply:
-    """What one streamed request gave: the reply (or the part streamed before it stopped)."""
+    """What one streamed request gave: how it settled, and the reply (or the part streamed
+    before it stopped)."""
 
+    settled: Settled
     response: ModelResponse | None
-    error: BaseException | None = None
-    aborted: bool = False
 
 
 @dataclasses.dataclass
 class _ToolRun:
-    """The settled returns of a reply's tool calls, in call order, then their user content."""
+    """The settled returns of a reply's tool calls, in call order, then their user content;
+    and the step's outcome: ``Continue()`` when every call settled without a failure."""
 
     parts: list[ModelRequestPart]
-    failure: Failed | None = None
-    aborted: bool = False
+    outcome: StepOutcome
 
 
 class _ListenerFailed(Exception):
@@ -177,19 +173,6 @@ class _ListenerFailed(Exception):
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _failed(message: str, code: str) -> Failed:
-    """``Failed(message, code)`` with the message made storable (a tool's name or a
-    provider's text may hold anything)."""
-    return Failed(limits.storable_text(message), code)
-
-
-def _cancelled_by_caller() -> bool:
-    """Whether the running task is being cancelled (a ``CancelledError`` raised while it is
-    not comes from the work itself: a failure, not an abort)."""
-    task = asyncio.current_task()
-    return task is not None and task.cancelling() > 0
 
 
 def _can_stream(model: Model) -> bool:
@@ -210,70 +193,6 @@ def _block_text(block: JsonObject) -> str:
     return json.dumps(thaw_json(block), ensure_ascii=False, sort_keys=True)
 
 
-@dataclasses.dataclass
-class _Settled:
-    """How raced work ended: ``aborted`` (the signal won), or its value or error."""
-
-    value: Any = None
-    error: BaseException | None = None
-    aborted: bool = False
-
-
-class _Escaped(Exception):
-    """Work raised a ``BaseException`` that is no ``Exception``: a ``CancelledError`` while
-    nobody cancelled it (a provider's bug), a ``SystemExit`` or ``KeyboardInterrupt`` (which
-    asyncio re-raises out of the event loop from any task: every agent of the process would
-    stop), a ``GeneratorExit``. Carried out of the work's task as an error of its own."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(error)
-        self.error = error
-
-
-def _contained(error: BaseException, task: asyncio.Task[Any] | None) -> bool:
-    """Whether ``error``, raised in ``task``, is the work's (to report) rather than the task
-    being cancelled by its caller or its coroutine being closed (to let through)."""
-    if isinstance(error, asyncio.CancelledError):
-        return not _cancelled_by_caller()
-    return not closing(error, task)
-
-
-async def _until_aborted(work: Coroutine[Any, Any, Any], signal: AbortSignal) -> _Settled:
-    """Run ``work`` as a task until it ends or ``signal`` trips; then cancel it and wait.
-
-    The work runs in a task of its own so that its context managers (an open stream) are
-    entered and exited in one task. A ``CancelledError`` the work raises by itself is its
-    error (``_Settled.error``), not an abort.
-    """
-
-    async def guarded() -> Any:
-        me = asyncio.current_task()
-        try:
-            return await work
-        except Exception:
-            raise
-        except BaseException as error:
-            if not _contained(error, me):
-                raise
-            raise _Escaped(error) from error
-
-    task = asyncio.ensure_future(guarded())
-    tripped = asyncio.ensure_future(signal.wait())
-    try:
-        await asyncio.wait({task, tripped}, return_when=asyncio.FIRST_COMPLETED)
-    finally:
-        tripped.cancel()
-        if not task.done():
-            task.cancel()
-            await asyncio.wait({task})
-    if task.cancelled():
-        return _Settled(aborted=True)
-    error = task.exception()
-    if isinstance(error, _Escaped):
-        error = error.error
-    return _Settled(None, error) if error is not None else _Settled(task.result())
-
-
 class PydanticAIHost:
     """A ``Host`` (and ``RestoringHost``) running a pydantic-ai model, one request per step.
 
@@ -287,7 +206,10 @@ class PydanticAIHost:
     most ``tool_retries`` times per tool and turn unless the tool says
     otherwise (then ``Failed(..., "tool-retries")``). ``on_event(turn, step,
     event)`` sees every streamed event (an exception it raises ends the turn
-    ``error`` with the exception's class name as code, like a hook's).
+    ``error`` with the exception's class name as code, like a hook's). ``grace``:
+    how long a request or a tool the abort signal stopped may take to end before
+    it is left running (a provider that ignores its cancellation costs the step
+    that long, not the turn).
 
     One host holds one conversation: build one per agent (a worker's
     ``make_host(agent_id)``). Its memory is the log's: ``LoopAgent`` calls
@@ -305,15 +227,19 @@ class PydanticAIHost:
         tool_retries: int = 1,
         on_event: StreamListener | None = None,
         summary_prompt: str = SUMMARY_PROMPT,
+        grace: float = GRACE,
     ) -> None:
         if isinstance(tool_retries, bool) or not isinstance(tool_retries, int) or tool_retries < 0:
             raise InvalidInput(f"tool_retries must be an int >= 0, got {tool_retries!r}")
+        if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace < inf:
+            raise InvalidInput(f"grace must be a number of seconds >= 0, got {grace!r}")
         self.model: Model = infer_model(model)
         self.instructions = instructions
         self.model_settings = model_settings
         self.deps = deps
         self.on_event = on_event
         self.summary_prompt = summary_prompt
+        self.grace = grace
         self._toolset: FunctionToolset[Any] = FunctionToolset(list(tools), max_retries=tool_retries)
         self._history: list[ModelMessage] = []
         self._tools: tuple[int, ToolManager[Any]] | None = None  # (turn, its manager): retries
@@ -334,12 +260,7 @@ class PydanticAIHost:
         """Rebuild the history from a bounded tail (SH11, R41): the events the agent's
         opening read, then earlier pages read backwards, until the newest summary (which
         replaces everything before it); the whole log only when it holds none."""
-        pages: list[Sequence[DurableEvent]] = []
-        for page in history.pages():
-            pages.append(page)
-            if summarized(page):
-                break
-        self._history = records_history(event for page in reversed(pages) for event in page)
+        self._history = records_history(tail(history, SUMMARY))
         self._tools = None
 
     def user_part(self, message: UserMessage) -> UserPromptPart:
@@ -380,7 +301,7 @@ class PydanticAIHost:
         try:
             tools = await self._tool_manager(turn, step)
         except Exception as error:  # a tool's prepare function raised
-            return _failed(f"preparing the tools raised {describe(error)}", TOOL_ERROR)
+            return failed(f"preparing the tools raised {describe(error)}", TOOL_ERROR)
         reply = await self._request(
             repair_messages(self._history, repair_last_response=True),
             tools.tool_defs,
@@ -388,8 +309,8 @@ class PydanticAIHost:
             signal,
             (turn, step),
         )
-        if isinstance(reply.error, _ListenerFailed):
-            raise reply.error.error
+        if isinstance(reply.settled.error, _ListenerFailed):
+            raise reply.settled.error.error
         said: list[tuple[str, ModelMessage]] = []
 
         async def done(outcome: StepOutcome) -> Recorded[StepOutcome]:
@@ -399,10 +320,9 @@ class PydanticAIHost:
 
         if reply.response is not None:
             said.append((RESPONSE, reply.response))
-        if reply.aborted:
-            return await done(Completed())
-        if reply.error is not None:
-            return await done(_failed(describe(reply.error), MODEL_ERROR))
+        ended = reply.settled.call_ended(None)  # aborted: Completed(); raised: model-error
+        if ended is not None:
+            return await done(ended)
         response = reply.response
         assert response is not None
         finish = response.finish_reason
@@ -419,7 +339,7 @@ class PydanticAIHost:
             return await done(Completed())
         run = await self._run_tools(tools, calls, signal)
         Speaker(signal.output).results(run.parts)  # R43: live, and in its host/output
-        interrupted = run.aborted or run.failure is not None
+        interrupted = not isinstance(run.outcome, Continue)
         if run.parts or not interrupted:
             returns = ModelRequest(
                 parts=run.parts,
@@ -428,8 +348,7 @@ class PydanticAIHost:
                 state="interrupted" if interrupted else "complete",
             )
             said.append((REQUEST, returns))
-        outcome: StepOutcome = Completed() if run.aborted else run.failure or Continue()
-        return await done(outcome)
+        return await done(run.outcome)
 
     async def turn_stopping(self, turn: int, signal: AbortSignal) -> None:
         return None
@@ -461,10 +380,8 @@ class PydanticAIHost:
             signal,
             None,
         )
-        if reply.aborted:
+        if not reply.settled.summarized(None):  # aborted (what it failed with is raised)
             return None
-        if reply.error is not None:
-            raise reply.error
         text = reply.response.text if reply.response is not None else None
         if not text:
             raise UnexpectedModelBehavior("the model returned no summary text")
@@ -569,13 +486,13 @@ class PydanticAIHost:
                     show(PartEndEvent(index=index, part=part))
             return response
 
-        settled = await _until_aborted(consume(), signal)
-        if not settled.aborted and settled.error is None:
-            return _Reply(settled.value)
+        settled = await settle(consume(), signal, grace=self.grace)
+        if not settled.stopped and settled.error is None:
+            return _Reply(settled, settled.value)
         partial: ModelResponse | None = streams[0].get() if streams else None
         if partial is not None:
             partial = dataclasses.replace(partial, state="interrupted") if partial.parts else None
-        return _Reply(partial, settled.error, settled.aborted)
+        return _Reply(settled, partial)
 
     async def _run_tools(
         self, manager: ToolManager[Any], calls: list[ToolCallPart], signal: AbortSignal
@@ -589,13 +506,13 @@ class PydanticAIHost:
             try:
                 settled[index] = await _call_tool(manager, call)
             except BaseException as error:  # in the task's outermost frame (see _call_tool)
-                if not _contained(error, me):
+                if not contained(error, me):
                     raise
-                failed = _failed(f"tool {call.tool_name!r} raised {describe(error)}", TOOL_ERROR)
-                settled[index] = [], [], failed
+                raised = failed(f"tool {call.tool_name!r} raised {describe(error)}", TOOL_ERROR)
+                settled[index] = [], [], raised
 
-        race = await _until_aborted(
-            _gather(run(index, call) for index, call in enumerate(calls)), signal
+        race = await settle(
+            _gather(run(index, call) for index, call in enumerate(calls)), signal, grace=self.grace
         )
         parts: list[ModelRequestPart] = []
         extra: list[UserPromptPart] = []
@@ -605,11 +522,10 @@ class PydanticAIHost:
                 parts.extend(outcome[0])
                 extra.extend(outcome[1])
                 failure = failure or outcome[2]
-        if race.error is not None:  # a failure of the gathering itself: never lost
-            failure = failure or _failed(
-                f"running the tools raised {describe(race.error)}", TOOL_ERROR
-            )
-        return _ToolRun([*parts, *extra], failure, aborted=race.aborted)
+        if race.aborted:
+            return _ToolRun([*parts, *extra], Completed())
+        # a tool's failure, else one of the gathering itself (never lost)
+        return _ToolRun([*parts, *extra], failure or race.tools_ended(None) or Continue())
 
     def __repr__(self) -> str:
         return f"PydanticAIHost(model={self.model.model_name!r}, messages={len(self._history)})"
@@ -632,13 +548,13 @@ async def _call_tool(
         result = await manager.handle_call(call)
     except ToolRetryError as retry:  # invalid arguments, unknown tool, ModelRetry
         return [retry.tool_retry], [], None
-    except ToolFailedError as failed:  # ToolFailed: the model is told and adapts
-        return [failed.tool_failed], [], None
+    except ToolFailedError as refused:  # ToolFailed: the model is told and adapts
+        return [refused.tool_failed], [], None
     except UnexpectedModelBehavior as exceeded:
-        return [], [], _failed(exceeded.message, TOOL_RETRIES)
+        return [], [], failed(exceeded.message, TOOL_RETRIES)
     except (CallDeferred, ApprovalRequired):
         message = f"tool {call.tool_name!r} needs approval or external execution"
-        return [], [], _failed(message, TOOL_DEFERRED)
+        return [], [], failed(message, TOOL_DEFERRED)
     returned: ToolReturn[Any] = result if isinstance(result, ToolReturn) else ToolReturn(result)
     part = ToolReturnPart(
         tool_name=call.tool_name,

@@ -53,12 +53,16 @@ class Reply:
     ``hold``: after the first chunk the stream waits for ``Script.release()``
     (``Script.streaming`` is set then), so a test acts mid-stream without timing.
     ``error``: raised after the chunks (before any chunk when there are none).
+    ``stubborn``: after the chunks the stream never ends (``Script.streaming`` is set then)
+    and ignores its first cancellation (a provider that ignores its abort; the next one,
+    the event loop's at its end, ends it); each cancellation counts in ``Script.cancelled``.
     """
 
     chunks: Sequence[Chunk] = ()
     delay: float = 0.0
     hold: bool = False
     error: BaseException | None = None
+    stubborn: bool = False
 
 
 def text(*chunks: str, delay: float = 0.0, hold: bool = False) -> Reply:
@@ -102,11 +106,23 @@ class Script:
                     self._release.clear()
                     self.streaming.set()
                     await self._release.wait()
+            if reply.stubborn:
+                self.streaming.set()
+                await _ignoring_a_cancellation(self)
         except asyncio.CancelledError:
             self.cancelled += 1
             raise
         if reply.error is not None:
             raise reply.error
+
+
+async def _ignoring_a_cancellation(script: Script) -> None:
+    """Wait forever, swallowing the first cancellation (counted) and not the second."""
+    try:
+        await asyncio.Event().wait()
+    except asyncio.CancelledError:
+        script.cancelled += 1
+    await asyncio.Event().wait()
 
 
 class FinishingModel(WrapperModel):

@@ -44,6 +44,20 @@ def test_r46_the_codes_are_one_list_without_repeats() -> None:
     assert failed("a \ud800", "tool-error") == Failed("a \\ud800", "tool-error")
 
 
+def test_r46_the_pydantic_ai_host_ends_turns_with_the_shared_codes_as_it_always_wrote_them() -> (
+    None
+):
+    """R46: pydantic-ai's codes are the shared constants, their strings unchanged (logs and
+    users depend on them)."""
+    pytest.importorskip("pydantic_ai")
+    from inbox_core.integrations import _model_host, pydantic_ai
+
+    codes = ("model-error", "content-filter", "tool-error", "tool-retries", "tool-deferred")
+    assert codes == pydantic_ai.FAILURE_CODES
+    assert all(code in _model_host.FAILURE_CODES for code in pydantic_ai.FAILURE_CODES)
+    assert pydantic_ai.MODEL_ERROR is _model_host.MODEL_ERROR
+
+
 @run_async
 async def test_r46_settle_gives_the_value_the_error_or_how_it_was_stopped() -> None:
     """R46: work's value; its error (a CancelledError it raises by itself and a SystemExit are
@@ -148,6 +162,9 @@ def test_r43_a_voice_never_fails_its_step() -> None:
     assert usage(None, 3) is None
     assert usage(True, 3) is None
     assert usage(4, 3) == Usage(4, 3)
+    assert usage(2**53 - 1, 0) == Usage(2**53 - 1, 0)
+    assert usage(2**53, 3) is None  # past what a Usage holds: it raised InvalidInput
+    assert usage(-1, 3) is None
 
 
 @pytest.mark.parametrize(
@@ -270,3 +287,50 @@ def test_r41_sh11_r46_restore_reads_back_only_to_the_newest_summary(kind: str) -
     bad = HostRecord(events[summary].type, {"not": "a message"})
     with pytest.raises(InvalidInput):
         fresh(0).restore([*events, bad])
+
+
+@pytest.mark.parametrize("kind", _hosts())
+@run_async
+async def test_r43_r46_a_usage_past_what_an_output_holds_is_left_out(kind: str) -> None:
+    """R43, R46: a provider reporting more tokens than a ``Usage`` holds (2^60): the turn
+    completes, the reply is recorded, and its host/output leaves the usage out (the step
+    raised InvalidInput: its turn ended error, code InvalidInput, its records lost)."""
+    from inbox_core.shell import LoopAgent
+    from tests.shell.support import msg
+
+    from .providers import (
+        Provider,
+        Reply,
+        anthropic_events,
+        ends,
+        message,
+        outputs,
+        responses_reply,
+        said,
+        text,
+    )
+
+    huge = (10, 2**60)
+    if kind == "anthropic":
+        pytest.importorskip("anthropic")
+        from inbox_core.integrations.anthropic import AnthropicHost
+
+        provider = Provider.of(Reply(anthropic_events(text("Hi."), usage=huge)))
+        host: Any = AnthropicHost(provider.anthropic(), "claude-test")
+    else:
+        pytest.importorskip("agents")
+        from agents import Agent
+
+        from inbox_core.integrations.openai_agents import OpenAIAgentsHost
+
+        provider = Provider.of(responses_reply(message("Hi."), usage=huge))
+        host = OpenAIAgentsHost(Agent(name="a", model=provider.openai_model()))
+    agent = LoopAgent(host)
+    agent.followup(msg("hello"))
+    await agent.when_idle()
+    events = agent.log.read()
+    assert ends(events) == [(1, "completed")]
+    (output,) = outputs(events)
+    assert said(output) == [("text", "Hi.")]
+    assert output.usage is None
+    assert output.model is not None  # the rest of what it said is kept

@@ -34,6 +34,7 @@ from pydantic_ai.settings import ModelSettings
 from pydantic_ai.tools import RunContext, ToolDefinition
 
 from inbox_core import DurableEvent, event_from_json, event_to_json, limits, transcript
+from inbox_core.integrations._model_host import RECORD_BUDGET
 from inbox_core.integrations._pydantic_ai_log import stored
 from inbox_core.integrations.pydantic_ai import (
     MODEL_ERROR,
@@ -43,7 +44,8 @@ from inbox_core.integrations.pydantic_ai import (
     PydanticAIHost,
     model_messages,
 )
-from inbox_core.output import OUTPUT_RECORD
+from inbox_core.output import OUTPUT_RECORD, read_output
+from inbox_core.output import TextPart as Said
 from inbox_core.shell import LoopAgent
 from tests.shell.support import check_invariants, log_json, msg, run_async, steps_of, turn_ends
 
@@ -141,10 +143,8 @@ async def test_r30_i17_a_tool_result_past_a_records_size_is_cut_with_a_marker() 
     content = await one_tool_turn("x" * BIG)
     assert isinstance(content, str)
     assert content.endswith(f"… [cut: {BIG} characters]")
-    from inbox_core.integrations._pydantic_ai_log import RECORD_SIZE
-
-    assert content.startswith("x" * (RECORD_SIZE - 2**11))  # a record's size, less its keys
-    assert len(content) < RECORD_SIZE
+    assert content.startswith("x" * (RECORD_BUDGET - 2**11))  # a record's size, less its keys
+    assert len(content) < RECORD_BUDGET
 
 
 class Unshowable:
@@ -437,6 +437,75 @@ async def test_r33_a_listener_raising_any_base_exception_ends_the_turn_with_its_
     assert end["error"]["code"] == name
 
 
+# ------------------------------------------------ work that ignores its abort (R46)
+
+ABORTED = {"kind": "aborted", "reason": {"kind": "user"}}
+
+
+@run_async
+async def test_r23_r46_a_cancel_ends_the_turn_even_when_the_provider_ignores_its_abort() -> None:
+    """R23, R46: cancel while the provider hangs, swallowing its cancellation: the turn ends
+    aborted once the host's ``grace`` has passed (the stream left running, unawaited), the
+    reply said so far recorded as interrupted and as its host/output; the next turn runs.
+    (The host used to await the stream for ever: the agent never went idle again.)"""
+    script = Script.of(Reply(["Never ", "ending"], stubborn=True), "Next.")
+    host = PydanticAIHost(script.model, grace=0.2)
+    agent = LoopAgent(host)
+    agent.followup(msg("go"))
+    await script.streaming.wait()
+    agent.cancel()
+    await asyncio.wait_for(agent.when_idle(), 30)
+    assert script.cancelled == 1  # and ignored
+    agent.followup(msg("again"))
+    await asyncio.wait_for(agent.when_idle(), 30)
+    assert turn_ends(agent) == [(1, ABORTED), (2, COMPLETED)]
+    assert shape(host.history) == [
+        ("request", [("user", "go")]),
+        ("response", [("text", "Never ending")]),
+        ("request", [("user", "again")]),
+        ("response", [("text", "Next.")]),
+    ]
+    assert states(host.history) == ["complete", "interrupted", "complete", "complete"]
+    said = [read_output(event) for event in agent.log.read()]
+    assert [o.parts for o in said if o is not None] == [(Said("Never ending"),), (Said("Next."),)]
+    assert restored(agent.log.read()) == host.history
+
+
+@run_async
+async def test_r23_r46_a_cancel_ends_the_turn_even_when_a_tool_ignores_its_abort() -> None:
+    """R23, R46: a tool that swallows its cancellation: the turn ends aborted once ``grace``
+    has passed (the tool left running); its call stays unanswered, and the next request
+    gets pydantic-ai's "interrupted" return for it."""
+    started = asyncio.Event()
+    ignored: list[bool] = []
+
+    async def stuck() -> str:
+        started.set()
+        try:
+            await asyncio.Event().wait()
+        except asyncio.CancelledError:
+            ignored.append(True)
+        await asyncio.Event().wait()
+        return "never"
+
+    script = Script.of(Reply([call("stuck", "{}")]), "ok")
+    agent = LoopAgent(PydanticAIHost(script.model, tools=[stuck], grace=0.2))
+    agent.followup(msg("go"))
+    await started.wait()
+    agent.cancel()
+    await asyncio.wait_for(agent.when_idle(), 30)
+    assert ignored == [True]
+    agent.followup(msg("again"))
+    await asyncio.wait_for(agent.when_idle(), 30)
+    assert turn_ends(agent) == [(1, ABORTED), (2, COMPLETED)]
+    interrupted = "The tool call was interrupted before a result was produced."
+    assert shape(script.requests[1]) == [
+        ("request", [("user", "go")]),
+        ("response", [("call", "stuck", {})]),
+        ("request", [("return", "stuck", interrupted, "interrupted"), ("user", "again")]),
+    ]
+
+
 @run_async
 async def test_r37_records_are_made_off_the_event_loop(monkeypatch: pytest.MonkeyPatch) -> None:
     """R37 (nothing blocks the event loop longer than a command's CPU work): a reply of 10^5
@@ -602,9 +671,10 @@ async def test_r30_a_reply_past_what_any_representation_holds_is_noted() -> None
 
 
 def test_records_fit_one_report() -> None:
-    """The record budget leaves room for a step's two records in one report, beside its
-    host/output (R43)."""
-    from inbox_core.integrations._pydantic_ai_log import RECORD_SIZE
+    """The record budget the model hosts share leaves room for a step's two records in one
+    report, beside its host/output (R43)."""
+    from inbox_core.events import RECORD_RESERVE
     from inbox_core.output import RECORD_SIZE as OUTPUT_SIZE
 
-    assert 2 * (RECORD_SIZE + 32 + len(RESPONSE)) + OUTPUT_SIZE <= limits.MAX_VALUE_SIZE
+    longest = max(len(REQUEST), len(RESPONSE))
+    assert 2 * (RECORD_BUDGET + RECORD_RESERVE + longest) + OUTPUT_SIZE <= limits.MAX_VALUE_SIZE

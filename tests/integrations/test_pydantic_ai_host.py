@@ -187,6 +187,9 @@ def test_r26_bad_options_raise_invalid_input() -> None:
     for bad in (-1, 1.5, True, None):
         with pytest.raises(InvalidInput, match="tool_retries"):
             PydanticAIHost("test", tool_retries=bad)  # type: ignore[arg-type]
+    for wrong in (-0.5, float("nan"), float("inf"), True, "5"):
+        with pytest.raises(InvalidInput, match="grace"):
+            PydanticAIHost("test", grace=wrong)  # type: ignore[arg-type]
 
 
 @run_async
