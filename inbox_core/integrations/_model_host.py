@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import math
 import time
 from collections.abc import Callable, Coroutine, Hashable, Iterable, Iterator, Sequence
 from typing import Any, Final
@@ -34,6 +35,10 @@ from inbox_core.shell.output import StepOutput
 from inbox_core.shell.stores.checkpoints import LogHistory
 
 __all__ = [
+    "MAX_SECONDS",
+    "count",
+    "limit_seconds",
+    "seconds",
     "CONTENT_FILTER",
     "FAILURE_CODES",
     "GUARDRAIL",
@@ -226,6 +231,37 @@ streams without end costs one turn, not the process's memory."""
 GRACE: Final = 5.0
 """Seconds stopped work gets to end after it is cancelled, before it is abandoned."""
 _abandoned: set[asyncio.Task[Any]] = set()  # strong references: a task may not vanish mid-run
+
+MAX_SECONDS: Final = 1e9
+"""The longest timeout or grace a host takes (about 31 years; asyncio's clock holds no more)."""
+
+
+def seconds(name: str, value: object) -> float:
+    """A host option in seconds: a number in ``[0, MAX_SECONDS]``; ``InvalidInput`` naming
+    ``name`` for anything else (a bool, a NaN, an infinity, an int too large for a float),
+    so a bad option fails when the host is built, never later inside a step."""
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        try:
+            number = float(value)
+        except OverflowError:
+            number = math.inf
+        if 0 <= number <= MAX_SECONDS:
+            return number
+    raise InvalidInput(
+        f"{name} must be a number of seconds in [0, {MAX_SECONDS:g}], got {value!r:.80}"
+    )
+
+
+def limit_seconds(name: str, value: object) -> float | None:
+    """``seconds``, or None for no limit at all."""
+    return None if value is None else seconds(name, value)
+
+
+def count(name: str, value: object, *, least: int = 0) -> int:
+    """A host option that counts (retries, tokens): an int >= ``least`` (``InvalidInput``)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < least:
+        raise InvalidInput(f"{name} must be an int >= {least}, got {value!r:.80}")
+    return value
 
 
 def _abandon(task: asyncio.Task[Any]) -> None:

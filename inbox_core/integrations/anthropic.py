@@ -61,8 +61,11 @@ from inbox_core.integrations._model_host import (
     Settled,
     Voice,
     contained,
+    count,
     describe,
     failed,
+    limit_seconds,
+    seconds,
     settle,
     tail,
     usage,
@@ -170,22 +173,20 @@ class AnthropicHost:
         grace: float = GRACE,
         summary_prompt: str = SUMMARY_PROMPT,
     ) -> None:
-        if isinstance(tool_retries, bool) or not isinstance(tool_retries, int) or tool_retries < 0:
-            raise InvalidInput(f"tool_retries must be an int >= 0, got {tool_retries!r}")
         if not isinstance(model, str) or not model:
             raise InvalidInput(f"model must be a model's name, got {model!r}")
         self.client = client
         self.model = model
         self.tools = [_tool(tool) for tool in tools]
         self.system = system
-        self.max_tokens = max_tokens
+        self.max_tokens = count("max_tokens", max_tokens, least=1)
         self.thinking = dict(thinking) if thinking is not None else None
         self.params = dict(params or {})
         self.cache = cache
-        self.timeout = timeout
-        self.tool_timeout = tool_timeout
-        self.tool_retries = tool_retries
-        self.grace = grace
+        self.timeout = limit_seconds("timeout", timeout)
+        self.tool_timeout = limit_seconds("tool_timeout", tool_timeout)
+        self.tool_retries = count("tool_retries", tool_retries)
+        self.grace = seconds("grace", grace)
         self.summary_prompt = summary_prompt
         self._runs = {t.name: t for t in self.tools if not isinstance(t, dict)}
         self._messages: list[dict[str, Any]] = []

@@ -61,8 +61,11 @@ from inbox_core.integrations._model_host import (
     Progress,
     Settled,
     Voice,
+    count,
     describe,
     failed,
+    limit_seconds,
+    seconds,
     settle,
     tail,
     usage,
@@ -124,16 +127,14 @@ class OpenAIAgentsHost:
     ) -> None:
         if not isinstance(agent, Agent):
             raise InvalidInput(f"agent must be an agents.Agent, got {type(agent).__name__}")
-        if isinstance(tool_retries, bool) or not isinstance(tool_retries, int) or tool_retries < 0:
-            raise InvalidInput(f"tool_retries must be an int >= 0, got {tool_retries!r}")
         self.starting_agent = agent
         self.agent: Agent[Any] = agent
         self.context = RunContextWrapper[Any](context=context)
         self.model_provider = model_provider or MultiProvider()
-        self.timeout = timeout
-        self.tool_timeout = tool_timeout
-        self.tool_retries = tool_retries
-        self.grace = grace
+        self.timeout = limit_seconds("timeout", timeout)
+        self.tool_timeout = limit_seconds("tool_timeout", tool_timeout)
+        self.tool_retries = count("tool_retries", tool_retries)
+        self.grace = seconds("grace", grace)
         self.summary_prompt = summary_prompt
         self._agents: dict[str, Agent[Any]] = {}
         self._learn(agent)

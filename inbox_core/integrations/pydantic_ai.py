@@ -46,7 +46,6 @@ import dataclasses
 import json
 from collections.abc import Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
-from math import inf
 from typing import Any, Final, TypeVar
 
 from pydantic_ai.direct import model_request, model_request_stream
@@ -82,7 +81,6 @@ from pydantic_ai.toolsets import FunctionToolset
 from pydantic_ai.usage import RunUsage
 
 from inbox_core.commands import Completed, Continue, Decision, Enter, Failed, MaxTokens, StepOutcome
-from inbox_core.errors import InvalidInput
 from inbox_core.events import DurableEvent, HostRecord
 from inbox_core.history import transcript
 from inbox_core.integrations._model_host import (
@@ -95,8 +93,10 @@ from inbox_core.integrations._model_host import (
     TOOL_RETRIES,
     Settled,
     contained,
+    count,
     describe,
     failed,
+    seconds,
     settle,
     tail,
 )
@@ -229,17 +229,14 @@ class PydanticAIHost:
         summary_prompt: str = SUMMARY_PROMPT,
         grace: float = GRACE,
     ) -> None:
-        if isinstance(tool_retries, bool) or not isinstance(tool_retries, int) or tool_retries < 0:
-            raise InvalidInput(f"tool_retries must be an int >= 0, got {tool_retries!r}")
-        if isinstance(grace, bool) or not isinstance(grace, int | float) or not 0 <= grace < inf:
-            raise InvalidInput(f"grace must be a number of seconds >= 0, got {grace!r}")
+        count("tool_retries", tool_retries)
         self.model: Model = infer_model(model)
         self.instructions = instructions
         self.model_settings = model_settings
         self.deps = deps
         self.on_event = on_event
         self.summary_prompt = summary_prompt
-        self.grace = grace
+        self.grace = seconds("grace", grace)
         self._toolset: FunctionToolset[Any] = FunctionToolset(list(tools), max_retries=tool_retries)
         self._history: list[ModelMessage] = []
         self._tools: tuple[int, ToolManager[Any]] | None = None  # (turn, its manager): retries

@@ -334,3 +334,44 @@ async def test_r43_r46_a_usage_past_what_an_output_holds_is_left_out(kind: str) 
     assert said(output) == [("text", "Hi.")]
     assert output.usage is None
     assert output.model is not None  # the rest of what it said is kept
+
+
+def _build(kind: str, **options: Any) -> Any:
+    """A host of ``kind`` built with ``options`` (nothing is called)."""
+    if kind == "openai-agents":
+        pytest.importorskip("agents")
+        from agents import Agent
+        from agents.testing import ScriptedModel
+
+        from inbox_core.integrations.openai_agents import OpenAIAgentsHost
+
+        return OpenAIAgentsHost(Agent(name="a", model=ScriptedModel([])), **options)
+    pytest.importorskip("anthropic")
+    from inbox_core.integrations.anthropic import AnthropicHost
+
+    from .providers import Provider
+
+    return AnthropicHost(Provider.of().anthropic(), "claude-test", **options)
+
+
+@pytest.mark.parametrize("kind", _hosts())
+def test_r26_r46_bad_options_of_the_sdk_hosts_raise_invalid_input(kind: str) -> None:
+    """R26, R46: a timeout, tool timeout, grace or retry count that is not one is a typed
+    error when the host is built (it used to fail later, inside a step's asyncio wait)."""
+    for name in ("timeout", "tool_timeout", "grace"):
+        for wrong in (-0.5, float("nan"), float("inf"), 2**1100, True, "5"):
+            with pytest.raises(InvalidInput, match=name):
+                _build(kind, **{name: wrong})
+    for wrong in (-1, 1.5, True, None):
+        with pytest.raises(InvalidInput, match="tool_retries"):
+            _build(kind, tool_retries=wrong)
+    host = _build(kind, timeout=None, tool_timeout=None, grace=0, tool_retries=0)
+    assert (host.timeout, host.tool_timeout, host.grace) == (None, None, 0.0)
+    assert _build(kind, timeout=2**10).timeout == 1024.0
+
+
+def test_r26_r46_anthropic_max_tokens_is_a_positive_count() -> None:
+    """R26: ``max_tokens`` is the API's own bound, an int >= 1."""
+    for wrong in (0, -1, 1.5, True, "4096"):
+        with pytest.raises(InvalidInput, match="max_tokens"):
+            _build("anthropic", max_tokens=wrong)
