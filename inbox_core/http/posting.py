@@ -220,22 +220,29 @@ async def _post(door: FrontDoor, request: Request, path: str, parse: Any) -> Res
     key = idempotency_key(request)
     wait = wait_seconds(request)
     bounds = door.limits
-    document = await read_json(
+
+    def write(document: Any) -> tuple[Receipt, str | None]:
+        """Build, check and write the command, in one of the app's threads: what that
+        costs is the command's own CPU, never the event loop's (D47)."""
+        command = parse(document)
+        receipt = door.store.post(agent, command, key=key)
+        message = message_id(command)
+        if key is not None:  # maybe a retry: the first post's message, never this one's
+            try:
+                message = message_id(decode_post(door.store.posted_command(receipt)))
+            except InboxCoreError:  # a row a foreign producer wrote under this key, a row
+                message = None  # pruned since, a store failing: the post is durable anyway
+        return receipt, message
+
+    receipt, message = await read_json(
         request,
         limit=bounds.max_body_size,
         budget=door.budget,
         key=access.key,
         seconds=bounds.body_seconds,
+        run=door.run,
+        then=write,
     )
-    command = parse(document)
-    receipt = await door.run(lambda: door.store.post(agent, command, key=key))
-    message = message_id(command)
-    if key is not None:  # maybe a retry: the first post's message, never this one's
-        try:
-            stored = await door.run(lambda: door.store.posted_command(receipt))
-            message = message_id(decode_post(stored))
-        except InboxCoreError:  # a row a foreign producer wrote under this key, a row
-            message = None  # pruned since, a store failing: the post is durable all the same
     return await _answer(
         door, path, receipt, message, wait=wait, look=key is not None, started=started
     )
