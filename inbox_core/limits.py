@@ -83,6 +83,18 @@ anything is built from it: a reader of its text judges the text before parsing i
 (``ValueCounter``, ``judge_values``: every value written counts, a repeated key's too), a
 decoder the parsed document before reading a field (``command_values``)."""
 
+LONG_TEXT: Final = 2 * MAX_COMMAND_VALUES
+"""Characters from which a JSON text is read in steps (``parse_json``, ``parse_command``):
+fewer hold too few values for the ``json`` scanner to hold the GIL long (D47)."""
+STEP_VALUES: Final = 4096
+"""A document of more JSON values is written in steps (``dump_json``, decided by
+``few_values`` where no size is known): below, ``json.dumps`` holds the GIL some 30 ms at
+the most, for the costliest values (D47)."""
+LONG_SIZE: Final = 2**16
+"""The size (``limits``' measure) past which a value is written in steps (``dump_json``):
+below it, ``json.dumps`` holds the GIL 20 ms at the most, for the costliest values (floats
+whose shortest digits are hard to find, such as ``1.2345678901234567e-300``) (D47)."""
+
 _SURROGATE: Final = re.compile("[\ud800-\udfff]")
 _STRING: Final = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKETS: Final = str.maketrans("", "", " \t\n\r,:.+-0123456789Eaeflnrstu")
@@ -236,7 +248,16 @@ def judge_values(text: str, most: int = MAX_COMMAND_VALUES) -> None:
 
 def command_values(document: object, most: int = MAX_COMMAND_VALUES) -> None:
     """``judge_values`` of a parsed document: ``InvalidInput`` if it holds more than
-    ``most`` values (its dicts and lists walked, without recursion, until then)."""
+    ``most`` values."""
+    if not few_values(document, most):
+        raise InvalidInput(
+            f"a command document holds at most {most} JSON values (maxCommandValues)"
+        )
+
+
+def few_values(document: object, most: int) -> bool:
+    """Whether a parsed document holds at most ``most`` JSON values (its dicts and lists
+    walked, without recursion, until it is known)."""
     count = 1
     stack = [document] if type(document) is dict or type(document) is list else []
     while stack:
@@ -244,13 +265,12 @@ def command_values(document: object, most: int = MAX_COMMAND_VALUES) -> None:
         items = node.values() if type(node) is dict else node
         count += len(items)
         if count > most:
-            raise InvalidInput(
-                f"a command document holds at most {most} JSON values (maxCommandValues)"
-            )
+            return False
         for item in items:
             kind = type(item)
             if kind is dict or kind is list:
                 stack.append(item)
+    return True
 
 
 def parse_json(text: str) -> Any:
@@ -261,17 +281,20 @@ def parse_json(text: str) -> Any:
     text with more opening brackets than the limit has its depth summed (``_judge_depth``),
     so the common case costs two ``count`` calls.
     The parse needs no stack the data controls: deep in a caller's stack, where
-    ``json.loads`` runs out of room, ``json_text.parse`` gives the same value.
+    ``json.loads`` runs out of room, ``json_text.parse`` gives the same value. A text of
+    ``LONG_TEXT`` characters or more is read in steps: the scanner calls a function of ours
+    for each number and object, where the thread reading it lets others run (D47).
     """
     if len(text) > MAX_DOCUMENT_DEPTH and text.count("[") + text.count("{") > MAX_DOCUMENT_DEPTH:
         _judge_depth(text)
+    long = len(text) >= LONG_TEXT
     try:  # json.loads without its wrappers: the scanner at 0, the whole text consumed
-        document, end = _scan(text, 0)
+        document, end = (_scan_in_steps if long else _scan)(text, 0)
         if end == len(text):
             return document
     except (StopIteration, ValueError, RecursionError):
         pass  # leading whitespace, a BOM, bad JSON: json.loads reads it, or says why
-    return _loads(text, None)
+    return _loads(text, _STEPS if long else None)
 
 
 def parse_command(text: str, *, counted: bool = False) -> Any:
@@ -279,27 +302,25 @@ def parse_command(text: str, *, counted: bool = False) -> Any:
     is bounded before it is parsed (D47): first its values (``judge_values``, unless the
     caller ``counted`` them already with a ``ValueCounter``), then its depth.
 
-    A text long enough to hold many values (``2 * MAX_COMMAND_VALUES`` characters) is read
-    by the ``json`` scanner with a function of ours called for each number and object, so
-    the thread reading it lets others run between values (the scanner alone holds the
-    GIL for the whole text); an integer literal of more than 64 digits (far past int64,
-    outside every range of the formats) is then read as an integer of as many digits that
-    costs nothing to make, and refused as the literal would be (``int`` takes time
-    quadratic in the digits: 2 MB of 4,299-digit literals held the parser 0.1 s). A
-    shorter text is read as ``parse_json`` reads it: it holds too few for either to matter.
+    A text of ``LONG_TEXT`` characters or more is read in steps, as ``parse_json`` reads it
+    (the scanner alone holds the GIL for the whole text), and an integer literal of more
+    than 64 digits in it (far past int64, outside every range of the formats) is read as
+    an integer of as many digits that costs nothing to make, refused as the literal would
+    be (``int`` takes time quadratic in the digits: 2 MB of 4,299-digit literals held the
+    parser 0.1 s). A shorter text holds too few for either to matter.
     """
     if not counted:
         judge_values(text)
     if len(text) > MAX_DOCUMENT_DEPTH and text.count("[") + text.count("{") > MAX_DOCUMENT_DEPTH:
         _judge_depth(text)
-    long = len(text) >= 2 * MAX_COMMAND_VALUES
+    long = len(text) >= LONG_TEXT
     try:
-        document, end = (_scan_yielding if long else _scan)(text, 0)
+        document, end = (_scan_command if long else _scan)(text, 0)
         if end == len(text):
             return document
     except (StopIteration, ValueError, RecursionError):
         pass
-    return _loads(text, _HOOKS if long else None)
+    return _loads(text, _COMMAND_STEPS if long else None)
 
 
 def _loads(text: str, hooks: dict[str, Callable[[Any], Any]] | None) -> Any:
@@ -308,7 +329,7 @@ def _loads(text: str, hooks: dict[str, Callable[[Any], Any]] | None) -> Any:
     try:
         return json.loads(text) if hooks is None else json.loads(text, **hooks)  # type: ignore[arg-type]
     except RecursionError:
-        return json_text.parse(text, _integer if hooks else int)
+        return json_text.parse(text, hooks["parse_int"] if hooks else int)
 
 
 def _judge_depth(text: str) -> None:
@@ -332,6 +353,10 @@ def _integer(literal: str) -> int:
     return int(literal[: len(literal) - digits + 20]) * _power(digits - 20)
 
 
+def _int(literal: str) -> int:
+    return int(literal)
+
+
 def _float(literal: str) -> float:
     return float(literal)
 
@@ -340,13 +365,15 @@ def _object(document: dict[str, Any]) -> dict[str, Any]:
     return document
 
 
-_HOOKS: Final[dict[str, Callable[[Any], Any]]] = {
-    "parse_int": _integer,
+_STEPS: Final[dict[str, Callable[[Any], Any]]] = {
+    "parse_int": _int,
     "parse_float": _float,
     "object_hook": _object,
 }
-"""What the ``json`` scanner calls back for each number and object of a long command text:
-each call a point where the reading thread lets others run."""
+"""What the ``json`` scanner calls back for each number and object of a long text: each a
+point where the thread reading it lets others run (the same values as without)."""
+_COMMAND_STEPS: Final[dict[str, Callable[[Any], Any]]] = {**_STEPS, "parse_int": _integer}
+"""``_STEPS`` for a command from outside: long integer literals read cheaply."""
 
 
 _INT_DIGITS: Final = 4300
@@ -361,10 +388,14 @@ def _power(exponent: int) -> int:
 _scan: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
 """What ``json.loads`` calls, after a BOM check and skipping whitespace, to read a value
 (with the same defaults: NaN and Infinity read as floats, as ``json.loads`` reads them)."""
-_scan_yielding: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(
+_scan_in_steps: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(
+    parse_int=_int, parse_float=_float, object_hook=_object
+).scan_once  # type: ignore[attr-defined]
+"""``_scan`` for a long text: ``_STEPS`` called back for each number and object."""
+_scan_command: Final[Callable[[str, int], tuple[Any, int]]] = json.JSONDecoder(
     parse_int=_integer, parse_float=_float, object_hook=_object
 ).scan_once  # type: ignore[attr-defined]
-"""``_scan`` for a long command text: ``_HOOKS`` called back for each number and object."""
+"""``_scan`` for a long command text: ``_COMMAND_STEPS`` called back."""
 
 
 LINE_BREAKS: Final = ("\u0085", "\u2028", "\u2029")
@@ -372,14 +403,20 @@ LINE_BREAKS: Final = ("\u0085", "\u2028", "\u2029")
 the others, all below U+0020)."""
 
 
-def dump_json(document: Any) -> str:
+def dump_json(document: Any, *, in_steps: bool = False) -> str:
     """The compact JSON text of ``document`` with ``LINE_BREAKS`` escaped: one line for
     every reader (stored events, JSON Lines, port messages). The writer ``parse_json``
-    reads."""
-    try:
-        text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
-    except RecursionError:  # a caller already deep in its own stack: the same, iteratively
+    reads. ``in_steps`` (for a document of many values: ``LONG_SIZE``, ``few_values``):
+    the same text, written a value at a time, so the thread writing it lets others run
+    between values (``json.dumps`` holds the GIL for the whole document: 16,384 floats
+    took it 30-120 ms, D47)."""
+    if in_steps:
         text = json_text.dump(document)
+    else:
+        try:
+            text = json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except RecursionError:  # a caller already deep in its own stack: the same, iteratively
+            text = json_text.dump(document)
     if not text.isascii():
         for char in LINE_BREAKS:
             if char in text:  # only inside strings, where the escape means the same

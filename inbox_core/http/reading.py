@@ -64,9 +64,15 @@ def json_response(document: Any, status: int = 200) -> Response:
 
 
 async def read_answer(door: FrontDoor, read: Callable[[], Any]) -> Response:
-    """The JSON answer of ``read()``, read and encoded in one of the app's threads: an
-    answer as big as an agent's log never holds the event loop (D47)."""
-    return Response(await door.run(lambda: json_bytes(read())), media_type="application/json")
+    """The JSON answer of ``read()``, read and encoded in one of the app's threads (in steps
+    past ``limits.STEP_VALUES`` values): an answer as big as an agent's log never holds the
+    event loop, nor the GIL long (D47)."""
+
+    def answer() -> bytes:
+        document = read()
+        return json_bytes(document, in_steps=not limits.few_values(document, limits.STEP_VALUES))
+
+    return Response(await door.run(answer), media_type="application/json")
 
 
 def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:

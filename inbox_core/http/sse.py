@@ -25,7 +25,6 @@ import functools
 import logging
 from typing import Any, Final
 
-import attrs
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
@@ -33,12 +32,11 @@ from starlette.types import Receive, Scope, Send
 from inbox_core import limits
 from inbox_core.codec import event_to_json
 from inbox_core.errors import InboxCoreError
-from inbox_core.events import DurableEvent, HostRecord, InboxSpliced, MessageAdmitted
+from inbox_core.events import DurableEvent
 from inbox_core.http.auth import Access
 from inbox_core.http.door import FrontDoor
 from inbox_core.http.problem import Problem, json_bytes
-from inbox_core.json_values import json_size
-from inbox_core.values import UserMessage, entries_size
+from inbox_core.shell.stores.rows import payload_size
 
 __all__ = ["INLINE_SIZE", "EventStream", "event_frame", "event_size", "wants_events"]
 
@@ -64,38 +62,20 @@ def wants_events(request: Request) -> bool:
 
 
 def event_frame(seq: int, event: DurableEvent) -> bytes:
-    """One SSE event. A host record's type may hold a line break (R30 allows any name): then
-    the ``event:`` field is left out (its type is still in ``data``)."""
+    """One SSE event (written in steps past ``limits.LONG_SIZE``, D47). A host record's type
+    may hold a line break (R30 allows any name): then the ``event:`` field is left out (its
+    type is still in ``data``)."""
     document = {"seq": seq, **event_to_json(event)}
     kind = str(document["type"])
     head = f"id: {seq}\n" + ("" if "\n" in kind or "\r" in kind else f"event: {kind}\n")
-    return head.encode("utf-8") + b"data: " + json_bytes(document) + b"\n\n"
+    data = json_bytes(document, in_steps=event_size(event) > limits.LONG_SIZE)
+    return head.encode("utf-8") + b"data: " + data + b"\n\n"
 
 
 def event_size(event: DurableEvent) -> int:
-    """About the length of ``event``'s JSON text beyond its envelope (``limits``' size of
-    what it carries: its message, its entries, its record's data, its texts), read from
-    the sizes its values know: no walk of their JSON."""
-    if isinstance(event, MessageAdmitted):
-        return event.message.size
-    if isinstance(event, InboxSpliced):
-        return entries_size(event.inserted)
-    if isinstance(event, HostRecord):
-        return json_size(event.data)
-    return _texts(event)
-
-
-def _texts(value: object) -> int:
-    """The characters of the strings of an attrs value and of the attrs values it holds
-    (a reason's message, a cause's reason)."""
-    if isinstance(value, str):
-        return len(value)
-    if isinstance(value, UserMessage):
-        return value.size
-    kind = type(value)
-    if not attrs.has(kind):
-        return 0
-    return sum([_texts(getattr(value, field.name)) for field in attrs.fields(kind)])
+    """About the length of ``event``'s JSON text beyond its envelope (``rows.payload_size``:
+    what it carries, from the sizes its values know: no walk of their JSON)."""
+    return payload_size(event)
 
 
 def start_seq(request: Request, since: int) -> int:

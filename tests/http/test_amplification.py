@@ -287,7 +287,7 @@ async def test_d47_an_answer_that_reads_the_store_is_encoded_off_the_loop(
         monkeypatch.undo()
 
 
-def off_the_loop(*_args: Any) -> bool:
+def off_the_loop(*_args: Any, **_kwargs: Any) -> bool:
     """Whether the calling thread is not the loop's (the test's main thread)."""
     return threading.current_thread() is not threading.main_thread()
 
