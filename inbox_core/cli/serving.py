@@ -29,7 +29,14 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Final
 
-from inbox_core.cli.frontdoor import FrontServer, RefusedBind, WithFront, front_server, run_together
+from inbox_core.cli.frontdoor import (
+    FrontServer,
+    RefusedBind,
+    WithFront,
+    front_server,
+    responsive,
+    run_together,
+)
 from inbox_core.cli.render import EXIT_FAILURE, EXIT_OK, EXIT_USAGE, err
 from inbox_core.cli.shutdown import Shutdown, exit_now
 from inbox_core.errors import InboxCoreError, InvalidInput
@@ -131,6 +138,8 @@ def run_serve(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, shutdown: Shutdown) -> int:
     from inbox_core.shell import durations  # noqa: PLC0415 - the shell, on demand
     from inbox_core.shell.worker import Worker  # noqa: PLC0415
+
+    responsive()  # its agents' loop waits for the GIL 1 ms at most, not 5 (D47)
 
     try:
         durations.seconds(  # a shorter period only floods standard error

@@ -362,3 +362,27 @@ def _post(at: int, token: str, agent: str, data: bytes) -> int:
         return response.status
     finally:
         conn.close()
+
+
+def test_d47_a_serving_process_switches_threads_every_millisecond(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """D47: ``inbox-core http`` and ``serve`` hand the GIL to a waiting thread every 1 ms
+    (Python's 5 ms made each of a request's steps on the loop wait that long beside a
+    thread's JSON work); ``http`` does so before anything else."""
+    import sys
+
+    from inbox_core.cli import frontdoor, main
+    from inbox_core.errors import InvalidInput
+    from inbox_core.shell.stores import opening
+
+    def refused(_spec: str) -> Any:
+        raise InvalidInput("no store here")
+
+    called: list[float] = []
+    monkeypatch.setattr(sys, "setswitchinterval", called.append)
+    monkeypatch.setattr(opening, "open_store", refused)
+    frontdoor.responsive()
+    assert called == [frontdoor.SWITCH_SECONDS] == [0.001]
+    assert main(["http", "sqlite:agents.db"]) == 1  # its store refused, once it switches so
+    assert called == [0.001, 0.001]
