@@ -259,6 +259,8 @@ def few_values(document: object, most: int) -> bool:
     """Whether a parsed document holds at most ``most`` JSON values (its dicts and lists
     walked, without recursion, until it is known)."""
     count = 1
+    if count > most:
+        return False
     stack = [document] if type(document) is dict or type(document) is list else []
     while stack:
         node = stack.pop()

@@ -26,8 +26,9 @@ MOST = limits.MAX_COMMAND_VALUES
 
 
 STRINGS = st.text(st.sampled_from('ab,[]{}:"\\ \n\t\u00e9\U0001f600\u2028'), max_size=6)
+FLOATS = st.floats(allow_nan=False, allow_infinity=False)
 DOCUMENTS = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | STRINGS,
+    st.none() | st.booleans() | st.integers() | FLOATS | STRINGS,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(STRINGS, inner, max_size=4),
     max_leaves=30,
 )
@@ -202,3 +203,44 @@ def _has_long_integer(document: Any) -> bool:
     if isinstance(document, list):
         return any(_has_long_integer(item) for item in document)
     return isinstance(document, int) and abs(document) >= 10**64
+
+
+@SETTINGS
+@given(TEXTS)
+def test_d47_a_document_written_in_steps_is_the_same_text(case: tuple[Any, str]) -> None:
+    """``dump_json(in_steps=True)`` (a value at a time, the GIL handed over between) writes
+    what ``json.dumps`` writes, line breaks escaped alike; ``few_values`` says whether a
+    document holds at most so many values."""
+    document, _ = case
+    assert limits.dump_json(document, in_steps=True) == limits.dump_json(document)
+    count = values(document)
+    assert limits.few_values(document, count)
+    assert not limits.few_values(document, count - 1)
+
+
+@SETTINGS
+@given(TEXTS)
+def test_d47_a_long_text_is_read_in_steps_to_the_same_value(case: tuple[Any, str]) -> None:
+    """A text of LONG_TEXT characters or more is read with callbacks for each number and
+    object (the GIL handed over between): the same value, the same errors."""
+    document, text = case
+    long = text + " " * limits.LONG_TEXT
+    assert json.dumps(limits.parse_json(long)) == json.dumps(document)
+    for broken in (long[:-1] + "x", "[" + long):
+        assert _parsed(limits.parse_json, broken)[0] == _parsed(json.loads, broken)[0]
+
+
+def test_d47_a_long_text_calls_back_for_every_number_and_object() -> None:
+    """The steps exist: a long text's numbers and objects go through our functions."""
+    text = json.dumps({"a": [1, 2.5, {"b": 3}]}) + " " * limits.LONG_TEXT
+    seen: list[object] = []
+    with pytest.MonkeyPatch.context() as patch:
+        for name in ("_int", "_float", "_object"):
+            original = getattr(limits, name)
+            patch.setattr(limits, name, lambda value, _o=original: seen.append(value) or _o(value))
+        decoder = json.JSONDecoder(
+            parse_int=limits._int, parse_float=limits._float, object_hook=limits._object
+        )
+        patch.setattr(limits, "_scan_in_steps", decoder.scan_once)
+        assert limits.parse_json(text) == {"a": [1, 2.5, {"b": 3}]}
+    assert seen == ["1", "2.5", "3", {"b": 3}, {"a": [1, 2.5, {"b": 3}]}]

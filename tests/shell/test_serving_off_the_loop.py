@@ -1,10 +1,12 @@
 """A post's owner decodes it off the event loop, and reduces a bounded amount per turn of
 the loop (R35, R37, D47): an agent's big command never stalls the other agents of its
-loop beyond that command's own reduction. Asserted by order, never by time."""
+loop beyond that command's own reduction (asserted by order, never by time); and its big
+events are written in steps, what decides it read from the sizes values know."""
 
 from __future__ import annotations
 
 import asyncio
+import json
 
 import pytest
 
@@ -81,3 +83,49 @@ async def test_d47_r35_posts_read_in_several_bounded_batches_are_all_applied_in_
     finally:
         await served.detach()
     assert ids == [f"m{n}" for n in range(6)]
+
+
+def test_d47_payload_size_reads_the_sizes_values_know() -> None:
+    """What decides whether an event or a command is written in steps: its messages', its
+    entries' and its JSON values' sizes, and its strings' lengths; nothing for the rest."""
+    from inbox_core import HostRecord, Send
+    from inbox_core.events import ErrorReason, InboxSpliced, MessageAdmitted, TurnEnded, TurnStarted
+    from inbox_core.json_values import JsonObject, json_size
+    from inbox_core.shell.stores.rows import payload_size
+    from inbox_core.values import Entry, entries_size
+
+    message = create_user_message("hello", metadata={"k": [1.5, 2, "x"]})
+    entry = Entry(message, (create_user_message("c"),), True)
+    data = JsonObject({"a": [1, 2.5]})
+    assert payload_size(MessageAdmitted(message)) == message.size
+    assert payload_size(InboxSpliced("next-turn", 0, 0, (entry,), None)) == entries_size([entry])
+    assert payload_size(HostRecord("host/x", data)) == len("host/x") + json_size(data)
+    assert payload_size(HostRecord("host/x", (1.5, 2.5))) == len("host/x") + json_size((1.5, 2.5))
+    assert payload_size(TurnEnded(1, ErrorReason("boom", "E1"))) == len("boom") + len("E1")
+    assert payload_size(TurnStarted(1)) == 0
+    send = queue(message)
+    assert isinstance(send, Send)
+    assert message.size <= payload_size(send) <= message.size + 32  # and its few texts
+
+
+def test_d47_a_big_event_is_written_in_steps_and_reads_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An event past ``limits.LONG_SIZE`` is written a value at a time (``json_text.dump``),
+    to the same text; a small one by ``json.dumps``."""
+    from inbox_core import json_text, limits
+    from inbox_core.events import MessageAdmitted
+    from inbox_core.shell.stores.rows import decode_record, encode_event
+
+    stepped: list[object] = []
+    original = json_text.dump
+    monkeypatch.setattr(json_text, "dump", lambda doc: stepped.append(doc) or original(doc))
+    floats = [1.2345678901234567e-300] * (limits.LONG_SIZE // 24 + 1)
+    big = MessageAdmitted(create_user_message("x", metadata={"k": floats}))
+    small = MessageAdmitted(create_user_message("x"))
+    assert decode_record(0, encode_event(small)) == small
+    assert stepped == []
+    text = encode_event(big)
+    assert len(stepped) == 1
+    assert decode_record(0, text) == big
+    assert text == limits.dump_json(json.loads(text))
