@@ -607,6 +607,10 @@ def command_to_json(command: Command) -> dict[str, Json]:
 
 
 def command_from_json(data: object) -> Command:
+    """A command from its JSON form (formats §7): ``InvalidInput`` first if the document
+    holds more than ``maxCommandValues`` JSON values, before any field is read (D47);
+    then the one rule of D40."""
+    limits.command_values(data)
     return COMMAND.decode(data)
 
 

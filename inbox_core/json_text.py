@@ -43,7 +43,7 @@ def _fail(what: str, index: int) -> ValueError:
     return ValueError(f"{what}: char {index}")
 
 
-def _scalar(text: str, index: int) -> tuple[Any, int]:
+def _scalar(text: str, index: int, parse_int: Callable[[str], Any]) -> tuple[Any, int]:
     """The string, number or constant at ``index`` (``json.loads``' grammar), and its end."""
     if text.startswith('"', index):
         return _scanstring(text, index + 1, True)
@@ -56,7 +56,7 @@ def _scalar(text: str, index: int) -> tuple[Any, int]:
     integer, fraction, exponent = number.groups()
     if fraction or exponent:
         return float(integer + (fraction or "") + (exponent or "")), number.end()
-    return int(integer), number.end()
+    return parse_int(integer), number.end()
 
 
 def _key(text: str, index: int) -> tuple[str, int]:
@@ -70,8 +70,9 @@ def _key(text: str, index: int) -> tuple[str, int]:
     return key, _WHITESPACE.match(text, index + 1).end()  # type: ignore[union-attr]
 
 
-def parse(text: str) -> Any:
-    """``json.loads(text)`` with an explicit stack (``ValueError`` for what it refuses)."""
+def parse(text: str, parse_int: Callable[[str], Any] = int) -> Any:
+    """``json.loads(text, parse_int=parse_int)`` with an explicit stack (``ValueError`` for
+    what it refuses)."""
     if text.startswith("\ufeff"):
         raise _fail("Unexpected UTF-8 BOM (decode using utf-8-sig)", 0)
     skip = _WHITESPACE.match
@@ -94,7 +95,7 @@ def parse(text: str) -> Any:
                 continue
             value, index = [], index + 1
         else:
-            value, index = _scalar(text, index)
+            value, index = _scalar(text, index, parse_int)
         while True:  # hand the finished value to its container, closing what ends here
             index = skip(text, index).end()  # type: ignore[union-attr]
             if not stack:

@@ -155,7 +155,9 @@ DESCRIPTIONS = {
     "command": "The JSON form of one reducer command, {type, ...fields}: the caller commands, "
     "maintenance, and the host's reports (which take optional host records). A document this "
     "schema refuses is a DecodeError, wherever the fault; one it accepts decodes, or raises the "
-    "error of the value whose rule it breaks (InvalidInput, InvalidSplice).",
+    "error of the value whose rule it breaks (InvalidInput, InvalidSplice). Before either, a "
+    f"document of more than {limits.MAX_COMMAND_VALUES} JSON values (maxCommandValues: every "
+    "scalar, array and object, the document included, no key) is InvalidInput (D47).",
     "sendCommand": "Deliver one fully resolved input (R11): every field of the input "
     "mandatory; 'expect' (R34) is optional.",
     "expectation": "A guarded command's expectation (R34), checked before anything changes: "
@@ -594,6 +596,10 @@ LIMIT_DOCS: Final = {
     "maxDocumentSize": "UTF-8 bytes of the JSON text of a caller command (a post) and of any"
     " durable event a command writes: 6 bytes per unit of size (an escape like `\\u001f` is"
     " 6 for 1) times maxValueSize, plus 65536 for the envelope; below every store's row limit",
+    "maxCommandValues": "JSON values of one command document a reader takes (a post, an HTTP"
+    " body, a port's `apply`): every scalar, array and object, the document itself"
+    " included, no object key; more are refused (`InvalidInput`) before a field is read,"
+    " from the text before it is parsed where there is text (D47)",
     "maxIdLength": "characters of a message id, goal id, tool call id, plugin name, extension"
     " kind or host record type",
     "maxAgentIdLength": "characters of an agent id (every store, the front door, an agent "

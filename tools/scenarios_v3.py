@@ -9,8 +9,9 @@ expectation holding and failing, and the precedence of R34 is pinned both ways: 
 
 from __future__ import annotations
 
-from inbox_core import ExpectIdle, ExpectTurn
-from tools.vectorkit import Script, m, scenario
+from inbox_core import ExpectIdle, ExpectTurn, limits
+from inbox_core.testing.bodies import values_in
+from tools.vectorkit import Script, m, mj, scenario
 
 NT, NS = "next-turn", "next-step"
 IDLE = ExpectIdle()
@@ -378,3 +379,42 @@ def _(s: Script) -> None:
     s.expect(fates={"m1": {"kind": "claimed", "turn": 2, "step": 1}})
     s.turn()
     s.expect(fates={"m1": {"kind": "admitted", "turn": 2, "step": 1}})
+
+
+# ============================================================ the values limit
+
+
+def _with_values(values: int) -> dict[str, object]:
+    """A send guarded by ``ExpectTurn(5)`` whose message's metadata brings the command
+    document to exactly ``values`` JSON values (rows of zeros, each on one line)."""
+    command: dict[str, object] = {
+        "type": "send",
+        "input": {
+            "message": {**mj("x"), "metadata": {"rows": []}},
+            "contexts": [],
+            "target": NT,
+            "wakeup": True,
+        },
+        "expect": {"kind": "turn", "turn": 5},
+    }
+    rows: list[list[int]] = command["input"]["message"]["metadata"]["rows"]  # type: ignore[index]
+    left = values - values_in(command)
+    while left > 0:
+        row = min(24, left - 1)  # a row is one value, and its zeros one each: one line
+        rows.append([0] * row)
+        left -= row + 1
+    assert values_in(command) == values
+    return command
+
+
+@scenario("decode-command-values-limit", "R26", "R35", "R39", "D40", "D47")
+def _(s: Script) -> None:
+    """A command document holds at most maxCommandValues (16,384) JSON values: every
+    scalar, array and object, the document itself included, and no object key. One at the
+    limit is decoded (this one then fails its expectation, TurnMismatch, and changes
+    nothing); one value more is InvalidInput, judged before any field is read (so also
+    before its shape: a port's own tests pin that, since a vector's command that is not
+    DecodeError must validate)."""
+    most = limits.MAX_COMMAND_VALUES
+    s.run(_with_values(most), raises="TurnMismatch")
+    s.run(_with_values(most + 1), raises="InvalidInput")

@@ -137,8 +137,22 @@ async def run_together(
         task.result()
 
 
+SWITCH_SECONDS: Final = 0.001
+"""How often a serving process (``http``, ``serve``) hands the GIL to a thread that waits for
+it (``sys.setswitchinterval``; Python's default is 5 ms): the event loop waits at most this
+while a thread does a request's JSON work or a store call, where the default made a request
+wait up to 5 ms at each step it takes on the loop (another tenant's p99 +40-120 ms beside a
+body at maxCommandValues, -4 to +20 ms with 1 ms: D47, benchmarks/README.md, B12)."""
+
+
+def responsive() -> None:
+    """Switch threads every ``SWITCH_SECONDS`` in this process (a serving one)."""
+    sys.setswitchinterval(SWITCH_SECONDS)
+
+
 def run_http(args: argparse.Namespace) -> int:
     """``inbox-core http``; ``args.shutdown`` holds the signals since the process started."""
+    responsive()
     logging.basicConfig(
         level=logging.WARNING if args.quiet else logging.INFO,
         format="inbox-core http: %(message)s",

@@ -34,6 +34,11 @@ logger: Final = logging.getLogger("inbox_core.http")
 
 STORE_THREADS: Final = 16
 """Worker threads one app runs store calls in at once (the rest queue)."""
+JSON_THREADS: Final = 2
+"""Worker threads one app runs the JSON work of big requests in (a big body parsed, its
+command built and written; a big event's frame encoded): CPU work under one GIL gains
+nothing from more, and a client sending many big bodies fills these, never the store
+threads that every other request needs (D47)."""
 
 
 @attrs.frozen
@@ -111,14 +116,19 @@ class FrontDoor:
         self._threads = concurrent.futures.ThreadPoolExecutor(
             STORE_THREADS, thread_name_prefix="inbox_core.http store"
         )
+        self._json = concurrent.futures.ThreadPoolExecutor(
+            JSON_THREADS, thread_name_prefix="inbox_core.http json"
+        )
 
-    async def run(self, call: Callable[[], T]) -> T:
+    async def run(self, call: Callable[[], T], *, heavy: bool = False) -> T:
         """``call()`` in one of the app's worker threads (store I/O never blocks the event
-        loop; at most ``STORE_THREADS`` at once, the rest queue). A request cancelled
-        meanwhile (its client left, the server stops) still waits for the call to end, as
-        anyio's threads made it: nothing of a request outlives it, so a store closed after
-        the last request is never in use by one of them."""
-        future = asyncio.get_running_loop().run_in_executor(self._threads, call)
+        loop; at most ``STORE_THREADS`` at once, the rest queue; ``heavy`` JSON work in one
+        of ``JSON_THREADS``). A request cancelled meanwhile (its client left, the server
+        stops) still waits for the call to end, as anyio's threads made it: nothing of a
+        request outlives it, so a store closed after the last request is never in use by
+        one of them."""
+        pool = self._json if heavy else self._threads
+        future = asyncio.get_running_loop().run_in_executor(pool, call)
         try:
             return await asyncio.shield(future)
         except asyncio.CancelledError:

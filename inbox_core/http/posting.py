@@ -221,23 +221,32 @@ async def _post(door: FrontDoor, request: Request, path: str, parse: Any) -> Res
     key = idempotency_key(request)
     wait = wait_seconds(request)
     bounds = door.limits
-    document = await read_json(
+
+    def write(document: Any) -> tuple[Receipt, str | None, bool]:
+        """Build, check and write the command, in one of the app's threads: what that
+        costs is the command's own CPU, never the event loop's (D47). Also whether the
+        post is this request's own (a retry with its key may meet another's, D45)."""
+        command = parse(document)
+        receipt = door.post(access, agent, command, key)
+        message, ours = message_id(command), True
+        if key is not None:  # maybe a retry: the first post's message, never this one's
+            try:
+                stored = door.store.posted_command(receipt)
+                ours = stored == encode_post(command)
+                message = message_id(decode_post(stored))
+            except InboxCoreError:  # a row a foreign producer wrote under this key, a row
+                message, ours = None, False  # pruned since, a store failing: durable anyway
+        return receipt, message, ours
+
+    receipt, message, ours = await read_json(
         request,
         limit=bounds.max_body_size,
         budget=door.budget,
         key=door.budget_key(access, request),
         seconds=bounds.body_seconds,
+        run=door.run,
+        then=write,
     )
-    command = parse(document)
-    receipt = await door.run(lambda: door.post(access, agent, command, key))
-    message, ours = message_id(command), True
-    if key is not None:  # maybe a retry: the first post's message, never this one's
-        try:
-            stored = await door.run(lambda: door.store.posted_command(receipt))
-            ours = stored == encode_post(command)
-            message = message_id(decode_post(stored))
-        except InboxCoreError:  # a row a foreign producer wrote under this key, a row
-            message, ours = None, False  # pruned since, a store failing: durable all the same
     if not ours and "read" not in access.scopes:  # another post's outcome is a read (D45)
         return _unread(door, path, receipt, message)
     return await _answer(

@@ -107,10 +107,11 @@ def _text(error: BaseException) -> str:
         return type(error).__name__
 
 
-def json_bytes(document: Any) -> bytes:
-    """The compact UTF-8 JSON of ``document``; all-ASCII escapes if a string holds what UTF-8
-    cannot encode (a lone surrogate echoed back), so an answer is always valid UTF-8."""
-    text = limits.dump_json(document)
+def json_bytes(document: Any, *, in_steps: bool = False) -> bytes:
+    """The compact UTF-8 JSON of ``document`` (``in_steps``: ``limits.dump_json``'s); all-ASCII
+    escapes if a string holds what UTF-8 cannot encode (a lone surrogate echoed back), so an
+    answer is always valid UTF-8."""
+    text = limits.dump_json(document, in_steps=in_steps)
     try:
         return text.encode("utf-8")
     except UnicodeEncodeError:

@@ -9,6 +9,7 @@ to is idle and empty, never 404.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, Final
 
 from starlette.requests import Request
@@ -63,6 +64,18 @@ def json_response(document: Any, status: int = 200) -> Response:
     return Response(json_bytes(document), status, media_type="application/json")
 
 
+async def read_answer(door: FrontDoor, read: Callable[[], Any]) -> Response:
+    """The JSON answer of ``read()``, read and encoded in one of the app's threads (in steps
+    past ``limits.STEP_VALUES`` values): an answer as big as an agent's log never holds the
+    event loop, nor the GIL long (D47)."""
+
+    def answer() -> bytes:
+        document = read()
+        return json_bytes(document, in_steps=not limits.few_values(document, limits.STEP_VALUES))
+
+    return Response(await door.run(answer), media_type="application/json")
+
+
 def query_int(request: Request, name: str, default: int, low: int, high: int) -> int:
     """An integer query parameter in ``[low, high]`` (its declared bounds); 400 otherwise,
     a page size past its maximum too (never clamped)."""
@@ -94,7 +107,7 @@ async def get_agent(door: FrontDoor, request: Request) -> Response:
         pending = store.pending_count(agent)
         return {"agent": agent, "seq": fold.seq, **state, "pendingPosts": pending}
 
-    return json_response(await door.run(read))
+    return await read_answer(door, read)
 
 
 async def get_post(door: FrontDoor, request: Request) -> Response:
@@ -119,22 +132,25 @@ async def get_events(door: FrontDoor, request: Request) -> Response:
     if wants_events(request) and request.method != "HEAD":  # HEAD: the page's head
         return EventStream.open(door, request, access, agent, since)
     most = query_int(request, "limit", EVENTS_PAGE, 1, PAGE)
-    page = await door.run(lambda: door.store.events(agent, since, most))
-    events = [{"seq": seq, **event_to_json(event)} for seq, event in page]
-    return json_response({"events": events, "next": since + len(events)})
+
+    def page() -> dict[str, Any]:
+        found = door.store.events(agent, since, most)
+        events = [{"seq": seq, **event_to_json(event)} for seq, event in found]
+        return {"events": events, "next": since + len(events)}
+
+    return await read_answer(door, page)
 
 
 async def get_fates(door: FrontDoor, request: Request) -> Response:
     _, agent = await _agent(door, request)
-    return json_response(
-        {"fates": await door.run(lambda: fates_to_json(read_log(door.store, agent)))}
-    )
+    return await read_answer(door, lambda: {"fates": fates_to_json(read_log(door.store, agent))})
 
 
 async def get_transcript(door: FrontDoor, request: Request) -> Response:
     _, agent = await _agent(door, request)
-    folded = await door.run(lambda: transcript_to_json(read_log(door.store, agent)))
-    return json_response({"transcript": folded})
+    return await read_answer(
+        door, lambda: {"transcript": transcript_to_json(read_log(door.store, agent))}
+    )
 
 
 async def get_agents(door: FrontDoor, request: Request) -> Response:

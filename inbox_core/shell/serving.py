@@ -2,8 +2,10 @@
 
 While the agent owns a log that holds posts (``SqliteLog``, ``PostgresLog``),
 one ``PostServer`` task waits for a post (``log.post_wake()``), reads the
-oldest pending ones (in a worker thread: store I/O never blocks the event
-loop, R37), reduces them one at a time against the agent's head state, and
+oldest pending ones and decodes them (in a worker thread: store I/O and parsing
+never block the event loop, R37, D47; a read stops once its texts come to
+``BATCH_CHARS``, so what one turn of the loop applies is bounded by the limits
+of one command, D47), reduces them one at a time against the agent's head state, and
 hands the batch to the agent's commit path (``PostSink``: all the server knows
 of the agent): one write with the events of every applied command and the
 outcome of every post, then each command is adopted and announced in order,
@@ -21,6 +23,9 @@ import logging
 from collections.abc import Sequence
 from typing import Final, Protocol
 
+import attrs
+
+from inbox_core.commands import Command
 from inbox_core.errors import InboxCoreError
 from inbox_core.reducer import reduce
 from inbox_core.shell.host import describe_failure
@@ -35,12 +40,16 @@ from inbox_core.shell.stores.posts import (
 from inbox_core.shell.stores.wakes import Wake
 from inbox_core.state import AgentState, Transition
 
-__all__ = ["BATCH", "PostServer", "PostSink", "decide"]
+__all__ = ["BATCH", "BATCH_CHARS", "Decoded", "PostServer", "PostSink", "decide", "decode_posts"]
 
 logger: Final = logging.getLogger("inbox_core.shell")
 
 BATCH: Final = 64
 """The most posts consumed in one transaction."""
+BATCH_CHARS: Final = 1 << 20
+"""A read stops once its posts' texts come to this many characters (one post at least):
+the commands one turn of the event loop reduces are a bounded amount of work, a big
+command alone (D47)."""
 RETRY_SECONDS: Final = 0.5
 """How long the server waits after the store failed (``LogUnavailable``) before it looks again."""
 
@@ -72,17 +81,49 @@ def _rejected(error: BaseException) -> PostRejected:
     return PostRejected(name, message)
 
 
-def decide(
-    state: AgentState, posts: Sequence[PendingPost]
-) -> tuple[list[Transition], list[Consumed]]:
+@attrs.frozen
+class Decoded:
+    """A pending post as read: its command, or the error its row decoded to."""
+
+    post_id: int
+    command: Command | BaseException
+
+
+def decode_posts(
+    posts: Sequence[PendingPost], chars: int = BATCH_CHARS
+) -> tuple[list[Decoded], bool]:
+    """``posts`` decoded in order, and whether some were left (their texts came to
+    ``chars``, after the first): a row that does not decode is its error, never raised."""
+    decoded: list[Decoded] = []
+    total = 0
+    for post in posts:
+        if decoded and total >= chars:
+            return decoded, True
+        try:
+            command: Command | BaseException = decode_post(post.command)
+        except InboxCoreError as error:
+            command = error
+        except Exception as error:  # a core bug: recorded, and the agent keeps serving
+            logger.error("a post raised %s in its decoder", type(error).__name__, exc_info=error)
+            command = error
+        decoded.append(Decoded(post.post_id, command))
+        total += len(post.command) if isinstance(post.command, str) else 0
+    return decoded, False
+
+
+def decide(state: AgentState, posts: Sequence[Decoded]) -> tuple[list[Transition], list[Consumed]]:
     """Reduce ``posts`` in order from ``state``: the transitions of the applied ones and the
-    outcome of every one. A rejected command (a typed error, or a row that does not decode)
+    outcome of every one. A rejected command (a typed error, or a row that did not decode)
     changes nothing; no post can stop the agent."""
     transitions: list[Transition] = []
     consumed: list[Consumed] = []
     for post in posts:
+        command = post.command
+        if isinstance(command, BaseException):
+            consumed.append(Consumed(post.post_id, _rejected(command)))
+            continue
         try:
-            transition = reduce(state, decode_post(post.command))
+            transition = reduce(state, command)
         except InboxCoreError as error:
             consumed.append(Consumed(post.post_id, _rejected(error)))
             continue
@@ -122,25 +163,30 @@ class PostServer:
 
     def drain(self) -> bool:
         """Apply one batch of pending posts, reading in the calling thread (construction);
-        whether a full batch was read."""
+        whether more may wait."""
         if not self._active():
             return False
-        return self._apply(self._log.pending_posts(BATCH)) == BATCH
+        return self._apply(*self._read())
 
-    def _apply(self, posts: list[PendingPost]) -> int:
+    def _read(self) -> tuple[list[Decoded], bool]:
+        """The oldest pending posts, decoded, and whether more may wait."""
+        posts = self._log.pending_posts(BATCH)
+        decoded, left = decode_posts(posts, BATCH_CHARS)
+        return decoded, left or len(posts) == BATCH
+
+    def _apply(self, posts: list[Decoded], more: bool) -> bool:
         if posts and self._active():
             transitions, consumed = decide(self._sink.head, posts)
             self._sink.record_posts(transitions, consumed)
-        return len(posts)
+        return more
 
     async def _drain(self) -> bool:
-        """``drain`` from the serving task: once the agent's writes are durable, read in a
-        worker thread, then apply on the loop."""
+        """``drain`` from the serving task: once the agent's writes are durable, read and
+        decode in a worker thread, then apply on the loop."""
         await self._sink.durable()  # a post consumed by a write on its way is not read again
         if not self._active():
             return False
-        posts = await asyncio.to_thread(self._log.pending_posts, BATCH)
-        return self._apply(posts) == BATCH
+        return self._apply(*await asyncio.to_thread(self._read))
 
     def drain_quietly(self) -> None:
         """``drain`` at construction: a store failure is left to the task to retry."""

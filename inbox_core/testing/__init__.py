@@ -29,6 +29,9 @@ What is here
   ``nested(depth)``. The machine's ``hostile_input`` rule checks that
   constructors refuse the first with ``InvalidInput`` and readers the last
   with ``CorruptLog``; its crash rule reads the log back through JSON Lines.
+  Module ``bodies`` (issue 37, D47; needs the ``http`` extra, imported by name)
+  makes request bodies that cost by their number of JSON values, not their
+  bytes, and says how many of each a followup may carry (``maxCommandValues``).
 * **Invariant checker** for the invariants I1-I12 of the brief (v2) and the
   v2 rules that are not numbered invariants. Every check raises
   ``InvariantViolation`` (an ``AssertionError``) whose ``invariant``

@@ -15,6 +15,9 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from referencing import Registry, Resource
 
+from inbox_core import limits
+from inbox_core.errors import InvalidInput
+
 ROOT = Path(__file__).resolve().parents[2]
 SCHEMA_DIR = ROOT / "specs" / "schema"
 NAMES = (
@@ -75,4 +78,15 @@ def integral_float(document: object) -> bool:
         return any(integral_float(value) for value in document.values())
     if isinstance(document, list):
         return any(integral_float(value) for value in document)
+    return False
+
+
+def past_the_values(document: object, most: int = limits.MAX_COMMAND_VALUES) -> bool:
+    """Whether a command ``document`` holds more than ``most`` JSON values: past
+    ``maxCommandValues``, it is ``InvalidInput`` before its shape is judged, whatever its
+    schema says (formats.md sections 1 and 10, D47)."""
+    try:
+        limits.command_values(document, most)
+    except InvalidInput:
+        return True
     return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import threading
 from collections.abc import Callable, Coroutine, Sequence
 from typing import Any, TypeVar
 
@@ -230,3 +231,34 @@ def check_invariants(agent: LoopAgent) -> AgentState:
     if state.status == "idle":
         assert not any(e.wakeup for e in (*state.next_turn, *state.next_step)), "I3"
     return state
+
+
+class Held:
+    """Holds a call in its thread until ``release()`` (D47): a test that something runs off
+    the event loop holds it there, has the loop answer someone else meanwhile, and then
+    checks the order, never a time (on the loop, the hold would stop everyone)."""
+
+    def __init__(self) -> None:
+        self.order: list[str] = []
+        self.entered = threading.Event()
+        self.released = threading.Event()
+
+    def wrap(self, function: Callable[..., Any], when: Callable[..., bool]) -> Any:
+        """``function``, held when ``when(*args)`` holds."""
+
+        @functools.wraps(function)
+        def held(*args: Any, **kwargs: Any) -> Any:
+            if when(*args, **kwargs):
+                self.entered.set()
+                self.released.wait(20)  # on the loop, this would hold everyone this long
+                self.order.append("released")
+            return function(*args, **kwargs)
+
+        return held
+
+    async def until_entered(self) -> None:
+        assert await asyncio.to_thread(self.entered.wait, 20), "the held call never came"
+
+    def release(self) -> None:
+        self.order.append("answered meanwhile")
+        self.released.set()

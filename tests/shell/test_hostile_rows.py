@@ -38,7 +38,7 @@ from inbox_core.shell import (
     SqliteStore,
     Worker,
 )
-from inbox_core.shell.serving import decide
+from inbox_core.shell.serving import decide, decode_posts
 from inbox_core.shell.stores.posts import MAX_OUTCOME_TEXT, Consumed, PendingPost
 from inbox_core.shell.stores.writers import Part
 
@@ -366,17 +366,21 @@ def test_r35_v4_a_command_past_the_document_size_is_rejected_unread(store: AnySt
     log = store.log(agent)
     (post,) = log.pending_posts(10)
     assert not isinstance(post.command, str)  # its text was not handed over
-    (_, (consumed,)) = decide(replay([]), [post])
+    (_, (consumed,)) = decide(replay([]), decode_posts([post])[0])
     assert consumed.outcome.error == "DecodeError"  # type: ignore[union-attr]
     assert str(limits.MAX_DOCUMENT_SIZE) in consumed.outcome.message  # type: ignore[union-attr]
     log.close()
 
 
 def test_r35_v4_decide_rejects_whatever_a_store_hands_over(store: AnyStore) -> None:
-    """decide() turns any command cell into an outcome, never an exception."""
+    """decode_posts() and decide() turn any command cell into an outcome, never an
+    exception."""
     state = replay([])
     cells: list[object] = [None, 5, b"{}", bytearray(b"{}"), 1.5, [], {"type": "clear"}]
-    _, consumed = decide(state, [PendingPost(i + 1, cell) for i, cell in enumerate(cells)])
+    posts = [PendingPost(i + 1, cell) for i, cell in enumerate(cells)]
+    decoded, left = decode_posts(posts)
+    assert not left
+    _, consumed = decide(state, decoded)
     assert [c.outcome.error for c in consumed] == ["DecodeError"] * len(cells)  # type: ignore[union-attr]
 
 

@@ -25,6 +25,7 @@ from inbox_core.codec import command_from_json, command_to_json
 from inbox_core.commands import Cancel, Clear, Command, Move, Remove, Replace, Send, Splice
 from inbox_core.errors import DecodeError, InboxCoreError, InvalidInput, shown
 from inbox_core.events import DurableEvent
+from inbox_core.shell.stores.rows import payload_size
 from inbox_core.validators import integer
 
 __all__ = [
@@ -133,7 +134,9 @@ def encode_post(command: object) -> str:
     the owner sees it: a postable command (``NotPostable``) that decodes back (R35)."""
     if not isinstance(command, POSTABLE_TYPES):
         raise NotPostable(_not_postable(command))
-    text = limits.dump_json(command_to_json(command))
+    text = limits.dump_json(  # in steps past LONG_SIZE, like an event (D47)
+        command_to_json(command), in_steps=payload_size(command) > limits.LONG_SIZE
+    )
     decode_post(text)  # what the owner will do: a command that cannot come back is refused
     return text
 
@@ -152,7 +155,7 @@ def decode_post(text: object) -> Command:
             f"the post's command is {len(text)} characters long, over {limits.MAX_DOCUMENT_SIZE}"
         )
     try:
-        document = limits.parse_json(text)
+        document = limits.parse_command(text)  # its cost bounded before it is parsed (D47)
     except InvalidInput as error:
         raise DecodeError(f"the post's command: {error}") from None
     except ValueError as error:

@@ -326,7 +326,9 @@ def _write_checkpoints(items: list[_Checkpoint]) -> None:
         assert item.checkpoint is not None
         try:
             agent = getattr(item.log, "agent_id", "default")
-            text = limits.dump_json(checkpoint_to_json(item.checkpoint, agent))
+            document = checkpoint_to_json(item.checkpoint, agent)  # a state: maybe huge
+            many = not limits.few_values(document, limits.STEP_VALUES)
+            text = limits.dump_json(document, in_steps=many)  # in steps then (D47)
         except Exception as error:
             item.report(error)
             continue

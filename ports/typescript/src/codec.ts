@@ -85,7 +85,7 @@ import {
   goalRounds,
   transcript,
 } from "./history.js";
-import { isJsonObject } from "./json.js";
+import { commandValues, isJsonObject } from "./json.js";
 import { AgentState, AwaitPreStep, AwaitStep, AwaitTurnStopping, type Awaiting } from "./state.js";
 import {
   AgentSource,
@@ -487,10 +487,12 @@ export function commandToJson(command: Command): Json {
   return COMMAND.encode(command);
 }
 
-/** A command from its JSON form (formats.md §7), by the one rule of formats.md §1 (D40):
- * `DecodeError` if its shape is wrong anywhere, else the error of a value that breaks its
- * rule (`InvalidInput`, `InvalidSplice` for a splice's coordinates). */
+/** A command from its JSON form (formats.md §7): `InvalidInput` first if the document holds
+ * more than `MAX_COMMAND_VALUES` JSON values (D47); then the one rule of formats.md §1
+ * (D40): `DecodeError` if its shape is wrong anywhere, else the error of a value that
+ * breaks its rule (`InvalidInput`, `InvalidSplice` for a splice's coordinates). */
 export function commandFromJson(data: unknown): Command {
+  commandValues(data);
   return decode(COMMAND, data, "command");
 }
 

@@ -17,7 +17,16 @@
  */
 
 import { InvalidInput, shown } from "./errors.js";
-import { MAX_DEPTH, MAX_DOCUMENT_DEPTH, MAX_JSON_INTEGER, MAX_JSON_SIZE, characters, isScalarText, string } from "./limits.js";
+import {
+  MAX_COMMAND_VALUES,
+  MAX_DEPTH,
+  MAX_DOCUMENT_DEPTH,
+  MAX_JSON_INTEGER,
+  MAX_JSON_SIZE,
+  characters,
+  isScalarText,
+  string,
+} from "./limits.js";
 
 /** A JSON number written with a fraction or an exponent (`1.0` is not `1`). */
 export class JsonFloat {
@@ -193,6 +202,24 @@ export function parseJson(text: string): unknown {
   parser.skip();
   if (parser.index !== text.length) parser.fail("extra data");
   return value;
+}
+
+/**
+ * `InvalidInput` if the parsed document `data` holds more than `most` JSON values: every
+ * scalar, array and object, the document included, no object key (D47). Its arrays and
+ * objects are walked without recursion, until the count passes `most`.
+ */
+export function commandValues(data: unknown, most: number = MAX_COMMAND_VALUES): void {
+  let count = 1;
+  const stack: unknown[] = [data];
+  while (stack.length) {
+    const node = stack.pop();
+    const items = Array.isArray(node) ? node : isJsonObject(node) ? Object.values(node) : null;
+    if (items === null) continue;
+    count += items.length;
+    if (count > most) throw new InvalidInput(`a command document holds at most ${most} JSON values (maxCommandValues)`);
+    for (const item of items) if (Array.isArray(item) || isJsonObject(item)) stack.push(item);
+  }
 }
 
 // ------------------------------------------------------------------------- writing

@@ -4,7 +4,8 @@
  *
  * A value that exists is storable: constructors refuse what breaks these limits with
  * `InvalidInput`, readers refuse a document nested deeper than `MAX_DOCUMENT_DEPTH`
- * before parsing it. Lengths are counted in characters (Unicode code points), as the
+ * before parsing it, and a command document of more than `MAX_COMMAND_VALUES` JSON values
+ * before reading a field of it. Lengths are counted in characters (Unicode code points), as the
  * reference counts them; strings hold Unicode scalar values only (a lone surrogate has
  * no UTF-8 form, so no store could keep it).
  */
@@ -27,6 +28,9 @@ export const MAX_VALUE_SIZE = 2 ** 25;
 export const JSON_BYTES_PER_UNIT = 6;
 /** UTF-8 bytes of the JSON text of a caller command and of any durable event it writes. */
 export const MAX_DOCUMENT_SIZE = JSON_BYTES_PER_UNIT * MAX_VALUE_SIZE + 2 ** 16;
+/** JSON values of one command document a decoder reads (every scalar, array and object, the
+ * document included; no object key): more are refused before a field is read (D47). */
+export const MAX_COMMAND_VALUES = 2 ** 14;
 /** Characters of a message id, goal id, tool call id, plugin name, extension kind or record type. */
 export const MAX_ID_LENGTH = 1024;
 /** Characters of an agent id. */
@@ -45,6 +49,7 @@ export const LIMITS = {
   maxJsonSize: MAX_JSON_SIZE,
   maxValueSize: MAX_VALUE_SIZE,
   maxDocumentSize: MAX_DOCUMENT_SIZE,
+  maxCommandValues: MAX_COMMAND_VALUES,
   maxIdLength: MAX_ID_LENGTH,
   maxAgentIdLength: MAX_AGENT_ID_LENGTH,
   maxOutputParts: MAX_OUTPUT_PARTS,

@@ -4,9 +4,10 @@
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { InvalidInput } from "../errors.js";
-import { JsonFloat, canonicalJson, dumpJson, freezeJson, jsonSize, parseJson } from "../json.js";
-import { MAX_DEPTH, MAX_DOCUMENT_DEPTH, MAX_JSON_SIZE } from "../limits.js";
+import { commandFromJson } from "../codec.js";
+import { DecodeError, InvalidInput } from "../errors.js";
+import { JsonFloat, canonicalJson, commandValues, dumpJson, freezeJson, jsonSize, parseJson } from "../json.js";
+import { MAX_COMMAND_VALUES, MAX_DEPTH, MAX_DOCUMENT_DEPTH, MAX_JSON_SIZE } from "../limits.js";
 
 test("formats §1: integer and float literals keep their kind and every digit", () => {
   assert.equal(dumpJson(parseJson("[1,1.0,-0,-0.0,9223372036854775807,-9223372036854775808]")), "[1,1.0,0,-0.0,9223372036854775807,-9223372036854775808]");
@@ -35,6 +36,23 @@ test("formats §1: strict JSON only; a deeper text than maxDocumentDepth is refu
   assert.doesNotThrow(() => parseJson("[".repeat(MAX_DOCUMENT_DEPTH) + "]".repeat(MAX_DOCUMENT_DEPTH)));
   assert.throws(() => parseJson("[".repeat(MAX_DOCUMENT_DEPTH + 1) + "]".repeat(MAX_DOCUMENT_DEPTH + 1)), InvalidInput);
   assert.throws(() => parseJson("[".repeat(100_000)), InvalidInput); // no stack the data controls
+});
+
+/** A clear command (2 values: the document and its type) with an unknown key that holds an
+ * array bringing it to `values` values: a shape error, whatever its count. */
+function clearWith(values: number): unknown {
+  return parseJson(`{"type":"clear","extra":[${Array(values - 3).fill("0").join(",")}]}`);
+}
+
+test("D47: a command document of more than maxCommandValues JSON values is InvalidInput, before its shape is read", () => {
+  assert.doesNotThrow(() => commandValues(clearWith(MAX_COMMAND_VALUES)));
+  assert.throws(() => commandValues(clearWith(MAX_COMMAND_VALUES + 1)), InvalidInput);
+  assert.throws(() => commandFromJson(clearWith(MAX_COMMAND_VALUES)), DecodeError);
+  assert.throws(() => commandFromJson(clearWith(MAX_COMMAND_VALUES + 1)), InvalidInput);
+  // every scalar, array and object counts, the document included; a key does not
+  assert.doesNotThrow(() => commandValues(parseJson('{"a":[{},[],"",null,1.5]}'), 7));
+  assert.throws(() => commandValues(parseJson('{"a":[{},[],"",null,1.5]}'), 6), InvalidInput);
+  assert.doesNotThrow(() => commandValues(parseJson("0"), 1));
 });
 
 test("formats §1: any key is data (no prototype), the last of a repeated key wins", () => {
