@@ -164,9 +164,16 @@ def _decoded(document: Any) -> str:
 
 
 @pytest.mark.parametrize("pad", [0, 2 * MOST])
-def test_d47_past_pythons_digit_limit_an_integer_literal_is_not_json_as_before(pad: int) -> None:
-    with pytest.raises(ValueError) as parsed:
+def test_d46_d47_past_pythons_digit_limit_an_integer_literal_is_out_of_bounds_as_before(
+    pad: int,
+) -> None:
+    """D46: valid JSON whose integer is too long for ``int`` is a value out of int64's
+    bounds (``InvalidInput``, 422), not malformed text, also when it is read in steps (D47);
+    malformed text around it is still not JSON."""
+    with pytest.raises(InvalidInput, match="4301 digits"):
         limits.parse_command('{"p":"' + "x" * pad + '","n":' + "9" * 4301 + "}")
+    with pytest.raises(ValueError) as parsed:
+        limits.parse_command('{"p":"' + "x" * pad + '","n":' + "9" * 4301 + ",}")
     assert not isinstance(parsed.value, InvalidInput)
 
 
